@@ -1,0 +1,90 @@
+"""The ``dshctl`` entry point: global options, command groups, and error handling."""
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+from typing_extensions import Annotated
+
+from dshctl import __version__
+from dshctl.cli.common import State
+from dshctl.core.home import resolve_home
+from dshctl.errors import EXIT_INTERNAL, EXIT_USAGE, DshctlError
+
+app = typer.Typer(
+    name="dshctl",
+    help="Compose, lint, install and host dsh (DeepSeek Harness) configurations.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# One module per command or group; each exposes register(app). See docs/architecture.md.
+COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd"]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"dshctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    home: Annotated[Optional[Path], typer.Option(
+        "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)] = None,
+    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile name.")] = "web",
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")] = False,
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
+) -> None:
+    ctx.obj = State(home=resolve_home(home), profile=profile, debug=debug)
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"dshctl.cli.{_name}").register(app)
+
+
+def _print_error(err: DshctlError) -> None:
+    sys.stderr.write(f"dshctl: error: {err}\n")
+    if err.hint:
+        sys.stderr.write(f"  hint: {err.hint}\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; map every failure to one clear line and a documented exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        code = app(args=args, prog_name="dshctl", standalone_mode=False)
+    except DshctlError as err:
+        if debug:
+            traceback.print_exc()
+        _print_error(err)
+        code = err.exit_code
+    except click.exceptions.UsageError as err:
+        err.show()
+        code = EXIT_USAGE
+    except click.exceptions.Abort:
+        sys.stderr.write("dshctl: aborted\n")
+        code = 130
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write(f"dshctl: internal error: {type(exc).__name__}: {exc}\n"
+                         "  hint: run again with --debug for the traceback, and report it\n")
+        code = EXIT_INTERNAL
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,105 @@
+"""What every command shares: global state, the common options, output consoles."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from typing_extensions import Annotated
+
+from dshctl.core.home import resolve_home
+
+
+@dataclass
+class State:
+    home: Path
+    profile: str
+    debug: bool = False
+
+
+def state(ctx: typer.Context) -> State:
+    """The root state (``--home``, ``--profile``, ``--debug`` given before the group)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, State):
+        root.obj = State(home=resolve_home(None), profile="web")
+    return root.obj
+
+
+def effective(ctx: typer.Context, home: Optional[Path] = None, profile: Optional[str] = None) -> State:
+    """Root state with per-command ``--home``/``--profile`` overrides applied (either position works)."""
+    s = state(ctx)
+    # Group callbacks may have stored overrides on intermediate contexts' obj as dicts.
+    node = ctx
+    g_home = g_profile = None
+    while node is not None:
+        extra = node.meta.get("dshctl.overrides")
+        if extra:
+            g_home = g_home or extra.get("home")
+            g_profile = g_profile or extra.get("profile")
+        node = node.parent
+    return State(
+        home=resolve_home(home) if home else (resolve_home(g_home) if g_home else s.home),
+        profile=profile or g_profile or s.profile,
+        debug=s.debug,
+    )
+
+
+HomeOpt = Annotated[Optional[Path], typer.Option(
+    "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)]
+ProfileOpt = Annotated[Optional[str], typer.Option(
+    "--profile", "-p", help="Profile name (default: web).", show_default=False)]
+FormatOpt = Annotated[str, typer.Option(
+    "--format", "-f", help="Output format: text or json.")]
+
+
+def color_enabled(stream=None) -> bool:
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def console() -> Console:
+    """stdout: rich on a terminal, plain text when piped or NO_COLOR is set."""
+    rich_ok = color_enabled(sys.stdout)
+    return Console(file=sys.stdout, force_terminal=rich_ok, no_color=not rich_ok,
+                   highlight=False, soft_wrap=not rich_ok, width=None if rich_ok else 200)
+
+
+def err_console() -> Console:
+    rich_ok = color_enabled(sys.stderr)
+    return Console(file=sys.stderr, force_terminal=rich_ok, no_color=not rich_ok,
+                   highlight=False, soft_wrap=True)
+
+
+def is_rich() -> bool:
+    return color_enabled(sys.stdout)
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n")
+
+
+def _json_default(o: Any) -> Any:
+    from dshctl.core.nodes import JsExpr
+
+    if isinstance(o, JsExpr):
+        return o.to_json()
+    if isinstance(o, Path):
+        return str(o)
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def check_format(fmt: str, allowed: tuple[str, ...] = ("text", "json")) -> str:
+    from dshctl.errors import UsageError
+
+    if fmt not in allowed:
+        raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(allowed))
+    return fmt

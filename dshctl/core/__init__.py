@@ -1,0 +1,1 @@
+"""The pure core: dialect, model, patching, composition, discovery. Nothing here prints."""

@@ -1,0 +1,86 @@
+"""Durable file writes and advisory locks: nothing on disk is ever half-written."""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+from dshctl.errors import DshctlError, Loc
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def atomic_write(path: str | Path, data: bytes | str, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then rename.
+
+    The file's permission bits are kept when it exists (``mode`` sets them for a new file).
+    Readers see the old content or the new one, never a mix.
+    """
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        keep = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        keep = mode if mode is not None else 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, keep)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: str | Path, *, timeout: float = 30.0, what: str = "this file") -> Iterator[None]:
+    """An exclusive advisory lock (flock) on ``lock_path``, waiting up to ``timeout`` seconds."""
+    lock_path = Path(lock_path)
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise DshctlError(f"another dshctl process holds the lock on {what}",
+                                      loc=Loc(str(lock_path)),
+                                      hint="wait for it to finish, then run the command again") from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock

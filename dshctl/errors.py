@@ -1,0 +1,47 @@
+"""Errors every layer raises, and the exit codes the CLI maps them to."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Exit codes documented in docs/cli.md.
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # findings, or the command failed for a reason the user can fix
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in a source file; line and column are 1-based."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.column}"
+        return self.file
+
+
+class DshctlError(Exception):
+    """A failure the user can act on: one line of message, an optional location and hint."""
+
+    exit_code = EXIT_FINDINGS
+
+    def __init__(self, message: str, *, loc: Loc | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.loc}: {self.message}" if self.loc else self.message
+
+
+class ParseError(DshctlError):
+    """A file could not be read as the dialect it claims to be."""
+
+
+class UsageError(DshctlError):
+    exit_code = EXIT_USAGE
