@@ -1,9 +1,76 @@
-"""`dshctl lint` (placeholder until its issue lands)."""
+"""`dshctl lint PATH…`: check dsh configuration files and report diagnostics."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+from typing_extensions import Annotated
+
+from dshctl.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="lint commands.", no_args_is_help=True)
-    app.add_typer(group, name="lint")
+    app.command("lint")(lint)
+
+
+def lint(
+    paths: Annotated[Optional[List[Path]], typer.Argument(
+        help="Files or directories (directories are searched for cordis.yml, *.cordis.yml, "
+             "cordis.patch*.yml, *.overlay.yml, preset.yml and package.json).",
+        show_default=False)] = None,
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="auto (github under GitHub Actions, else text), text, json, sarif, github.")
+    ] = "auto",
+    list_rules: Annotated[bool, typer.Option("--list-rules", help="Describe every rule and exit.")] = False,
+) -> None:
+    """Lint dsh config files: parse them in dsh's dialect, validate against the schemas, run the
+    rules. Exit 1 when there are errors."""
+    from dshctl.report import FORMATS, render
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(FORMATS))
+    if list_rules:
+        _print_rules(fmt)
+        return
+    if not paths:
+        raise UsageError("no paths given", hint="run: dshctl lint PATH… (files or directories)")
+    from dshctl.core.diagnostics import has_errors
+    from dshctl.lint import lint_paths
+
+    diags, count = lint_paths(paths)
+    render(diags, fmt)
+    _summary(diags, count, fmt)
+    raise typer.Exit(EXIT_FINDINGS if has_errors(diags) else EXIT_OK)
+
+
+def _summary(diags, count: int, fmt: str) -> None:
+    """One line on stderr for humans; data formats keep stdout clean."""
+    from dshctl.report import resolve_format
+
+    if resolve_format(fmt) != "text":
+        return
+    errors = sum(d.severity == "error" for d in diags)
+    warnings = sum(d.severity == "warning" for d in diags)
+    sys.stderr.write(f"{count} file(s) checked: {errors} error(s), {warnings} warning(s)\n")
+
+
+def _print_rules(fmt: str) -> None:
+    from dshctl.cli.common import console, print_json
+    from dshctl.lint import all_rules
+
+    rules = all_rules()
+    if fmt == "json":
+        print_json([{"id": r.id, "level": r.level, "doc": r.doc, "kinds": sorted(r.kinds),
+                     "example_file": r.example_file, "good": r.good, "bad": r.bad} for r in rules])
+        return
+    out = console()
+    for r in rules:
+        out.print(f"{r.id} ({r.level}; {', '.join(sorted(r.kinds))})", markup=False)
+        out.print(f"  {r.doc}", markup=False)
+        for label, text in (("passes", r.good), ("fails", r.bad)):
+            out.print(f"  {label} ({r.example_file}):", markup=False)
+            for ln in text.rstrip("\n").split("\n"):
+                out.print(f"    {ln}", markup=False)
+        out.print("")

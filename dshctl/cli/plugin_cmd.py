@@ -1,9 +1,250 @@
-"""`dshctl plugin` (placeholder until its issue lands)."""
+"""`dshctl plugin`: install bundles from git sources into a profile (docs/bundles.md).
+
+``--home``/``--profile`` work before the verb (``dshctl plugin --profile web add …``, as dsh users
+type it) and after it. Heavy modules are imported inside the commands.
+"""
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+from typing_extensions import Annotated
+
+from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, effective
+
+RESTART_NOTE = "note: a running host picks up bundle changes only on restart"
+
+OfflineOpt = Annotated[bool, typer.Option(
+    "--offline", help="Use only the store and remembered resolutions; no network.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="Install despite incompatible dsh/Cordis ranges (the lock records it).")]
+PlainOpt = Annotated[bool, typer.Option(
+    "--allow-plain", help="Install a package without dsh.bundle as a plain dependency.")]
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="plugin commands.", no_args_is_help=True)
+    group = typer.Typer(help="Install bundles from git sources into a profile.",
+                        no_args_is_help=True)
+    group.callback()(_group_options)
+    group.command("add")(add)
+    group.command("remove")(remove)
+    group.command("update")(update)
+    group.command("install")(install)
+    group.command("list")(list_)
+    group.command("why")(why)
+    group.command("verify")(verify)
     app.add_typer(group, name="plugin")
+
+
+def _group_options(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Install bundles from git sources into a profile."""
+    ctx.meta["dshctl.overrides"] = {"home": home, "profile": profile}
+
+
+# -- shared output ----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _progress():
+    """A spinner on stderr while fetching (only on a terminal); plain lines otherwise."""
+    from dshctl.cli.common import err_console
+
+    con = err_console()
+    if not con.is_terminal:
+        yield lambda message: None
+        return
+    with con.status("resolving…") as status:
+        yield lambda message: status.update(message)
+
+
+def _installer(ctx, home, profile, **flags):
+    from dshctl.bundles.install import Installer, Options
+
+    st = effective(ctx, home, profile)
+    return st, Installer(st.home, st.profile, Options(cwd=Path(os.getcwd()), **flags))
+
+
+def _summary(outcome, fmt: str, preview: dict | None = None) -> None:
+    from dshctl.cli.common import console, print_json
+
+    if fmt == "json":
+        data = outcome.to_dict()
+        if preview is not None:
+            data["preview"] = preview
+        print_json(data)
+        return
+    for warning in outcome.warnings:
+        sys.stderr.write(warning + "\n")
+    if outcome.initialized and not outcome.dry_run:
+        sys.stdout.write(f"initialized profile {outcome.profile} at {outcome.directory}\n")
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    for column in ("name", "version", "commit", "layer", "action"):
+        table.add_column(column)
+    for c in outcome.changes:
+        layer = str(c.position) if c.position else ("plain" if not c.bundle else "-")
+        action = c.action + (" (forced)" if c.forced else "")
+        table.add_row(c.name, c.version or "-", (c.commit or c.old_commit or "-")[:12], layer, action)
+    con = console()
+    con.print(table)
+    if outcome.dry_run:
+        con.print("dry run: nothing was written")
+    elif outcome.changed:
+        con.print(RESTART_NOTE)
+
+
+def _print_preview(preview: dict) -> None:
+    from dshctl.cli.common import console
+
+    con = console()
+    if not preview["changes"]:
+        con.print("composed profile: no row changes")
+        return
+    what = "composed profile" if preview["kind"] == "composed" else "bundle patch entries"
+    con.print(f"{what} changes:")
+    for change in preview["changes"]:
+        detail = f" ({change['detail']})" if change.get("detail") else ""
+        con.print(f"  {'/'.join(change['changes'])}: {change['id']}{detail}")
+        for field in change.get("fields", [])[:8]:
+            con.print(f"      {field['change']} {field['path']}")
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def add(ctx: typer.Context,
+        specs: Annotated[List[str], typer.Argument(help="Git sources: URL, github:o/r, path; #ref.")],
+        offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
+        allow_plain: PlainOpt = False, fmt: FormatOpt = "text",
+        home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Add bundles from git sources; appends them to dsh.profile.bundles."""
+    from dshctl.cli.common import check_format
+
+    check_format(fmt)
+    _st, installer = _installer(ctx, home, profile, offline=offline, dry_run=dry_run, force=force,
+                                allow_plain=allow_plain)
+    with _progress() as progress:
+        installer.opts.progress = progress
+        outcome = installer.add(list(specs))
+    _summary(outcome, fmt)
+
+
+def remove(ctx: typer.Context,
+           names: Annotated[List[str], typer.Argument(help="Package names to remove.")],
+           dry_run: DryRunOpt = False, fmt: FormatOpt = "text",
+           home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Remove packages: dependency, bundle layer, lock entry and node_modules copy."""
+    from dshctl.cli.common import check_format
+
+    check_format(fmt)
+    _st, installer = _installer(ctx, home, profile, dry_run=dry_run)
+    _summary(installer.remove(list(names)), fmt)
+
+
+def update(ctx: typer.Context,
+           names: Annotated[Optional[List[str]], typer.Argument(help="Packages (default: all).")] = None,
+           offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
+           fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Move packages to what their refs point at now; shows the composed change first."""
+    from dshctl.bundles.preview import update_preview
+    from dshctl.cli.common import check_format
+
+    check_format(fmt)
+    st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force)
+    with _progress() as progress:
+        installer.opts.progress = progress
+        planned = installer.update(list(names or []))
+    preview = update_preview(st.home, st.profile, planned.changes)
+    if fmt != "json":
+        _print_preview(preview)
+    if dry_run or not planned.changed:
+        planned.dry_run = dry_run
+        _summary(planned, fmt, preview)
+        return
+    installer.opts.dry_run = False
+    pins = {c.name: c.commit for c in planned.changes if c.commit}
+    _summary(installer.update(list(names or []), pins=pins), fmt, preview)
+
+
+def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "text",
+            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Re-create exactly the locked state in node_modules."""
+    from dshctl.cli.common import check_format
+
+    check_format(fmt)
+    _st, installer = _installer(ctx, home, profile, offline=offline)
+    with _progress() as progress:
+        installer.opts.progress = progress
+        outcome = installer.install()
+    _summary(outcome, fmt)
+
+
+def list_(ctx: typer.Context, fmt: FormatOpt = "text",
+          home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Bundles in layer order, then plain dependencies."""
+    from dshctl.bundles.query import list_packages
+    from dshctl.cli.common import check_format, console, print_json
+
+    check_format(fmt)
+    st = effective(ctx, home, profile)
+    rows = list_packages(st.home, st.profile)
+    if fmt == "json":
+        print_json({"profile": st.profile, "packages": [r.to_dict() for r in rows]})
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("layer", "name", "version", "commit", "source"):
+        table.add_column(column)
+    for r in rows:
+        layer = str(r.position) if r.position else "plain"
+        source = "template" if r.template else (r.source or r.spec or "-")
+        state = "" if r.installed or r.template else " (not installed)"
+        table.add_row(layer, r.name + state, r.version or "-", (r.commit or "-")[:12], source)
+    console().print(table)
+
+
+def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package name.")],
+        fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Why a package is part of the profile."""
+    from dshctl.bundles.query import why as why_
+    from dshctl.cli.common import check_format, print_json
+
+    check_format(fmt)
+    st = effective(ctx, home, profile)
+    data = why_(st.home, st.profile, name)
+    if fmt == "json":
+        print_json(data)
+        return
+    sys.stdout.write(f"{name} in profile {st.profile}:\n")
+    for reason in data["reasons"]:
+        sys.stdout.write(f"  {reason}\n")
+
+
+def verify(ctx: typer.Context, fmt: FormatOpt = "text",
+           home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+    """Check installed packages against the lock; exit 1 if any file was modified."""
+    from dshctl.bundles.query import verify as verify_
+    from dshctl.cli.common import check_format, print_json
+
+    check_format(fmt)
+    st = effective(ctx, home, profile)
+    results = verify_(st.home, st.profile)
+    bad = [r for r in results if r.status != "ok"]
+    if fmt == "json":
+        print_json({"profile": st.profile, "ok": not bad, "packages": [r.to_dict() for r in results]})
+    else:
+        for r in results:
+            sys.stdout.write(f"{r.status:8} {r.name}\n")
+            for kind, paths in r.files.items():
+                for path in paths:
+                    sys.stdout.write(f"           {kind}: {path}\n")
+        sys.stdout.write(f"{len(results) - len(bad)} ok, {len(bad)} not as locked\n")
+    if bad:
+        raise typer.Exit(1)

@@ -1,9 +1,181 @@
-"""`dshctl preset` (placeholder until its issue lands)."""
+"""`dshctl preset`: list, show, path, new and lint agent presets (docs/presets.md)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+from typing_extensions import Annotated
+
+from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, effective, print_json
+from dshctl.errors import EXIT_FINDINGS, DshctlError
+
+RootOpt = Annotated[Optional[List[str]], typer.Option(
+    "--root", help="A preset root to scan (repeatable, in precedence order); replaces the profile's roots.",
+    show_default=False)]
+NoUserRootOpt = Annotated[bool, typer.Option(
+    "--no-user-root", help="Do not scan $DSH_HOME/.agent-presets.")]
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"dshctl: note: {text}\n")
+
+
+def _roster(ctx: typer.Context, home, profile, roots, no_user_root, *, strict: bool = True):
+    from dshctl.core.presets import discover, resolve_roots
+
+    state = effective(ctx, home, profile)
+    resolved, note = resolve_roots(state.home, state.profile, roots, no_user_root)
+    if note:
+        _note(note)
+    roster = discover(resolved)
+    if strict:
+        roster.raise_root_errors()
+    return roster, state
+
+
+def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
+             no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
+    """List presets in roster order, with health and shadowing."""
+    check_format(fmt)
+    roster, _ = _roster(ctx, home, profile, root, no_user_root)
+    if fmt == "json":
+        print_json([p.to_dict() for p in roster.presets])
+        return
+    from dshctl.cli.preset_view import HEADERS, print_broken, print_table, roster_rows
+
+    for skipped in roster.skipped:
+        if skipped.notable:
+            _note(f"skipped {skipped.path}: {skipped.reason}")
+    print_table(HEADERS, roster_rows(roster))
+    print_broken(roster)
+
+
+def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID")],
+             home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
+             no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
+    """Show one preset: metadata, where it comes from, and its rows as a tree."""
+    check_format(fmt)
+    roster, _ = _roster(ctx, home, profile, root, no_user_root)
+    preset = roster.require(preset_id)
+    rows = _rows_of(preset)
+    if fmt == "json":
+        from dshctl.core.nodes import to_plain
+
+        print_json({**preset.to_dict(), "rows": to_plain(rows) if rows is not None else None})
+        return
+    from dshctl.cli.preset_view import print_details
+
+    print_details(preset, rows)
+
+
+def _rows_of(preset):
+    """The parsed rows of a healthy preset (None for a broken one)."""
+    if not preset.health.ok:
+        return None
+    from dshctl.core.presets.health import parse_composition
+
+    try:
+        doc, health = parse_composition(preset.file.read_bytes(), preset.file)
+    except OSError:
+        return None
+    return doc.value if doc is not None and health.ok else None
+
+
+def cmd_path(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID")],
+             home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
+             no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
+    """Print the directory of the preset dsh would use for ID."""
+    check_format(fmt)
+    roster, _ = _roster(ctx, home, profile, root, no_user_root)
+    preset = roster.require(preset_id)
+    if fmt == "json":
+        print_json({"id": preset.id, "dir": str(preset.dir), "path": str(preset.file)})
+    else:
+        typer.echo(str(preset.dir))
+
+
+def cmd_new(ctx: typer.Context, new_id: Annotated[str, typer.Argument(metavar="ID")],
+            source: Annotated[str, typer.Option("--from", help="Preset id or directory to copy.")],
+            into: Annotated[Optional[Path], typer.Option(
+                "--into", help="Root to create it in (default: $DSH_HOME/.agent-presets).",
+                show_default=False)] = None,
+            home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
+            no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
+    """Create preset ID as a copy of SOURCE (copy-only authoring, as dsh does)."""
+    check_format(fmt)
+    from dshctl.core.presets import make_root, preset_at, user_root
+    from dshctl.core.presets.authoring import copy_preset
+
+    roster, state = _roster(ctx, home, profile, root, no_user_root)
+    if Path(source).is_dir():
+        origin = preset_at(Path(source))
+    else:
+        origin = roster.require(source)
+    target_root = make_root(into) if into else user_root(state.home)
+    created = copy_preset(origin, new_id, target_root.path)
+    existing = roster.find(new_id)
+    if existing is not None:
+        _note(f'another preset "{new_id}" exists at {existing.dir}; the earlier root in precedence wins')
+    if fmt == "json":
+        print_json({"id": new_id, "dir": str(created), "from": str(origin.dir)})
+    else:
+        typer.echo(f"created {created} (from {origin.dir})")
+
+
+def cmd_lint(ctx: typer.Context,
+             targets: Annotated[Optional[List[str]], typer.Argument(metavar="[ID|PATH]...")] = None,
+             home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
+             no_user_root: NoUserRootOpt = False,
+             fmt: Annotated[str, typer.Option("--format", "-f", help="auto, text, json, sarif or github.")]
+             = "auto") -> None:
+    """Lint presets: health, metadata, schema, duplicate ids, missing plugin files, !!js subset."""
+    from dshctl.core.diagnostics import has_errors
+    from dshctl.core.presets.lint import lint_presets
+    from dshctl.report import FORMATS, render
+
+    check_format(fmt, FORMATS)
+    roster, _ = _roster(ctx, home, profile, root, no_user_root, strict=False)
+    diags = _lint_targets(roster, targets) if targets else lint_presets(roster)
+    render(diags, fmt)
+    if has_errors(diags) or any(d.severity == "warning" for d in diags):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _lint_targets(roster, targets: list[str]):
+    """Each target is a path when it exists (a preset, its agent.cordis.yml, or a directory of
+    presets), else a preset id looked up in the roster."""
+    import os
+
+    from dshctl.core.presets import COMPOSITION_FILE, discover, make_root, preset_at
+    from dshctl.core.presets.lint import lint_presets
+
+    diags = []
+    for target in targets:
+        path = Path(target)
+        if not os.path.lexists(path):
+            diags += lint_presets(roster, [roster.require(target)])
+        elif path.name == COMPOSITION_FILE or os.path.lexists(path / COMPOSITION_FILE):
+            diags += lint_presets(roster, [preset_at(path)])
+        elif path.is_dir():
+            diags += lint_presets(discover([make_root(path)]))
+        else:
+            raise DshctlError(f"{target} is not a preset", hint="give a preset id, a preset directory, "
+                              "its agent.cordis.yml, or a directory of presets")
+    return diags
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="preset commands.", no_args_is_help=True)
+    group = typer.Typer(help="List, inspect, author and lint agent presets.", no_args_is_help=True)
+
+    @group.callback()
+    def _group(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+        ctx.meta["dshctl.overrides"] = {"home": home, "profile": profile}
+
+    group.command("list")(cmd_list)
+    group.command("show")(cmd_show)
+    group.command("path")(cmd_path)
+    group.command("new")(cmd_new)
+    group.command("lint")(cmd_lint)
     app.add_typer(group, name="preset")

@@ -1,9 +1,204 @@
-"""`dshctl profile` (placeholder until its issue lands)."""
+"""`dshctl profile …`: compose, dump, explain, diff, list, init and edit profiles (docs/compose.md).
+
+Heavy modules are imported inside the commands: start-up time counts for `profile dump`.
+"""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+from typing_extensions import Annotated
+
+from dshctl.cli.common import HomeOpt, ProfileOpt, effective
+
+PatchOpt = Annotated[Optional[List[Path]], typer.Option(
+    "--patch", help="An extra patch file applied last (repeatable, in order).", show_default=False)]
+BundleRootOpt = Annotated[Optional[List[Path]], typer.Option(
+    "--bundle-root", help="A directory holding bundle packages (<root>/<name>/package.json).",
+    show_default=False)]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Treat patch warnings as errors (exit 1).")]
+TextFormatOpt = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="profile commands.", no_args_is_help=True)
+    from dshctl.cli import profile_edit_cmd
+
+    group = typer.Typer(help="Compose, inspect and edit dsh profiles.", no_args_is_help=True)
+    group.command("dump")(dump)
+    group.command("explain")(explain)
+    group.command("diff")(diff)
+    group.command("list")(list_profiles)
+    group.command("init")(init)
+    profile_edit_cmd.register(group)
     app.add_typer(group, name="profile")
+
+
+def compose_for(ctx: typer.Context, home, profile, patches=None, *, default_only=False,
+                bundle_roots=None, launcher_overlays=False):
+    from dshctl.core.compose import compose_profile
+
+    st = effective(ctx, home, profile)
+    return compose_profile(st.home, st.profile, patches=patches or (), default_only=default_only,
+                           bundle_roots=bundle_roots or (), launcher_overlays=launcher_overlays)
+
+
+def _fail_if_strict(comp, strict: bool) -> None:
+    from dshctl.errors import DshctlError
+
+    if strict and comp.warnings:
+        first = comp.warnings[0]
+        raise DshctlError(f"[{first.layer}] {first.message} ({len(comp.warnings)} patch warning(s), "
+                          "--strict)", loc=first.loc,
+                          hint="fix the patch or its target; without --strict these are warnings")
+
+
+def _print_warnings(comp) -> None:
+    from dshctl.core.dump import warning_lines
+
+    for line in warning_lines(comp):
+        sys.stderr.write(f"warning: {line}\n" if not line.startswith("  ") else line + "\n")
+
+
+def dump(
+    ctx: typer.Context,
+    patch: PatchOpt = None,
+    default_only: Annotated[bool, typer.Option(
+        "--default-only", help="Bundle layers only; the user layers and --patch are not read.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="yaml or json.")] = "yaml",
+    strict: StrictOpt = False,
+    bundle_root: BundleRootOpt = None,
+    home: HomeOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Print the composed rows as dsh's --dump-config does (yaml), or as JSON."""
+    from dshctl.cli.common import check_format, print_json
+    from dshctl.core import dump as render
+
+    check_format(fmt, ("yaml", "json"))
+    comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root)
+    if fmt == "json":
+        print_json(render.render_json(comp))
+        _fail_if_strict(comp, strict)
+        return
+    _print_warnings(comp)
+    _fail_if_strict(comp, strict)
+    sys.stdout.write(render.render_yaml(comp))
+
+
+def explain(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(help="ROW-ID, or ROW-ID.config.a.b for one field.")],
+    patch: PatchOpt = None,
+    fmt: TextFormatOpt = "text",
+    strict: StrictOpt = False,
+    bundle_root: BundleRootOpt = None,
+    home: HomeOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Show every layer that touched a row or field, in order, with values and positions."""
+    from dshctl.cli import profile_view
+    from dshctl.cli.common import check_format, print_json
+    from dshctl.core.explain import explain as run_explain
+
+    check_format(fmt)
+    comp = compose_for(ctx, home, profile, patch, bundle_roots=bundle_root)
+    exp = run_explain(comp, target)
+    if fmt == "json":
+        print_json(profile_view.explanation_json(exp, comp))
+    else:
+        profile_view.print_explanation(exp, comp)
+    _fail_if_strict(comp, strict)
+
+
+def diff(
+    ctx: typer.Context,
+    a: Annotated[str, typer.Argument(help="A profile name, or git:REV (the --profile at a revision of "
+                                          "the home).")],
+    b: Annotated[str, typer.Argument(help="The other side, same forms.")],
+    patch_a: Annotated[Optional[List[Path]], typer.Option("--patch-a", help="--patch for side A.")] = None,
+    patch_b: Annotated[Optional[List[Path]], typer.Option("--patch-b", help="--patch for side B.")] = None,
+    exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when the sides differ.")] = False,
+    fmt: TextFormatOpt = "text",
+    bundle_root: BundleRootOpt = None,
+    home: HomeOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Semantic diff of two compositions keyed by row id."""
+    from dshctl.cli import profile_view
+    from dshctl.cli.common import check_format, print_json
+    from dshctl.core.diff import diff_rows
+
+    check_format(fmt)
+    st = effective(ctx, home, profile)
+    rows_a = _side_rows(st, a, patch_a, bundle_root)
+    rows_b = _side_rows(st, b, patch_b, bundle_root)
+    result = diff_rows(rows_a, rows_b)
+    if fmt == "json":
+        print_json({"a": a, "b": b, **result.to_dict()})
+    else:
+        profile_view.print_diff(result, a, b)
+    if exit_code and result.changes:
+        raise typer.Exit(1)
+
+
+def _side_rows(st, side: str, patches, bundle_roots) -> list:
+    from dshctl.core.compose import compose_profile
+    from dshctl.core.homerev import home_at_revision
+    from dshctl.core.profile import profile_dir
+
+    roots = list(bundle_roots or ())
+    if not side.startswith("git:"):
+        return compose_profile(st.home, side, patches=patches or (), bundle_roots=roots).rows
+    rev = side[4:] or "HEAD"
+    # Bundles are rarely tracked: fall back to the ones installed in the live home.
+    live = profile_dir(st.home, st.profile)
+    roots += [live / "node_modules", st.home / "profiles" / "node_modules"]
+    with home_at_revision(st.home, rev) as old_home:
+        return compose_profile(old_home, st.profile, patches=patches or (), bundle_roots=roots).rows
+
+
+def list_profiles(
+    ctx: typer.Context,
+    fmt: TextFormatOpt = "text",
+    bundle_root: BundleRootOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """List the profiles of the home: bundle count and whether each layer parses."""
+    from dshctl.cli import profile_view
+    from dshctl.cli.common import check_format, print_json
+    from dshctl.core.profile_status import home_status
+
+    check_format(fmt)
+    st = effective(ctx, home, None)
+    status = home_status(st.home, bundle_roots=bundle_root or ())
+    if fmt == "json":
+        print_json({"home": str(st.home), "profiles": [s.to_dict() for s in status]})
+    else:
+        profile_view.print_profiles(st.home, status)
+
+
+def init(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The new profile's name.")],
+    from_: Annotated[Optional[str], typer.Option(
+        "--from", help="Copy another profile's manifest and layers (default: the host-base template).",
+        show_default=False)] = None,
+    fmt: TextFormatOpt = "text",
+    home: HomeOpt = None,
+) -> None:
+    """Create a profile: package.json with dsh.profile.bundles and an empty cordis.patch.yml."""
+    from dshctl.cli.common import check_format, print_json
+    from dshctl.core.profile_status import init_profile
+
+    check_format(fmt)
+    st = effective(ctx, home, None)
+    created = init_profile(st.home, name, template=from_)
+    if fmt == "json":
+        print_json({"profile": name, "directory": str(created.directory),
+                    "created": [str(p) for p in created.written]})
+        return
+    sys.stdout.write(f"initialized profile {name} at {created.directory}\n")
+    for p in created.written:
+        sys.stdout.write(f"  wrote {p}\n")

@@ -1,9 +1,58 @@
-"""`dshctl schema` (placeholder until its issue lands)."""
+"""`dshctl schema list | show NAME | path NAME`: the JSON Schemas dshctl ships."""
 from __future__ import annotations
 
+import sys
+
 import typer
+from typing_extensions import Annotated
+
+from dshctl.cli.common import FormatOpt, check_format, console, print_json
+
+NameArg = Annotated[str, typer.Argument(
+    help="Schema name: entry-list, cordis.patch, preset, profile-manifest, bundle-manifest "
+         "(aliases: cordis, agent.cordis, patch, profile, bundle, …).", show_default=False)]
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="schema commands.", no_args_is_help=True)
+    group = typer.Typer(help="Show the JSON Schemas for dsh files (for editors and CI).",
+                        no_args_is_help=True)
+    group.command("list")(list_schemas)
+    group.command("show")(show)
+    group.command("path")(path)
     app.add_typer(group, name="schema")
+
+
+def list_schemas(fmt: FormatOpt = "text") -> None:
+    """List the schemas: name, title and file."""
+    from dshctl.core import schemas
+
+    check_format(fmt)
+    rows = [{"name": name, "title": schemas.load_schema(name).get("title", ""),
+             "id": schemas.load_schema(name).get("$id", ""), "path": str(schemas.schema_path(name)),
+             "aliases": sorted(a for a, n in schemas.ALIASES.items() if n == name)}
+            for name in schemas.SCHEMAS]
+    if fmt == "json":
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, show_edge=False, pad_edge=False)
+    for column in ("NAME", "TITLE", "ALIASES"):
+        table.add_column(column, no_wrap=column == "NAME")
+    for row in rows:
+        table.add_row(row["name"], row["title"], ", ".join(row["aliases"]))
+    console().print(table)
+
+
+def show(name: NameArg) -> None:
+    """Print a schema's JSON."""
+    from dshctl.core import schemas
+
+    sys.stdout.write(schemas.schema_path(name).read_text(encoding="utf-8"))
+
+
+def path(name: NameArg) -> None:
+    """Print the schema file's path (for `# yaml-language-server: $schema=<path>`)."""
+    from dshctl.core import schemas
+
+    sys.stdout.write(f"{schemas.schema_path(name)}\n")

@@ -99,7 +99,7 @@ def _key(k: str) -> str:
     return k if _plain_ok(k) else quote(k)
 
 
-def _emit(value: Any, indent: int, out: list[str], lead: str) -> None:
+def _emit(value: Any, indent: int, out: list[str], lead: str, seq_indent: int = 2) -> None:
     """Append ``value`` to ``out``; ``lead`` is what precedes it on its first line."""
     pad = " " * indent
     if isinstance(value, dict) and value:
@@ -107,14 +107,14 @@ def _emit(value: Any, indent: int, out: list[str], lead: str) -> None:
         for k, v in value.items():
             prefix = lead if first else pad
             first = False
-            _pair(k, v, indent, out, prefix)
+            _pair(k, v, indent, out, prefix, seq_indent)
         return
     if isinstance(value, list) and value:
         first = True
         for item in value:
             prefix = lead if first else pad
             first = False
-            _emit(item, indent + 2, out, prefix + "- ")
+            _emit(item, indent + 2, out, prefix + "- ", seq_indent)
         return
     if isinstance(value, dict):
         out.append(lead + "{}")
@@ -127,22 +127,25 @@ def _emit(value: Any, indent: int, out: list[str], lead: str) -> None:
         out.append(lead + scalar(value))
 
 
-def _pair(k: str, v: Any, indent: int, out: list[str], prefix: str) -> None:
+def _pair(k: str, v: Any, indent: int, out: list[str], prefix: str, seq_indent: int = 2) -> None:
     head = prefix + _key(str(k)) + ":"
     if isinstance(v, dict) and v:
         out.append(head)
-        _emit(v, indent + 2, out, " " * (indent + 2))
+        _emit(v, indent + 2, out, " " * (indent + 2), seq_indent)
     elif isinstance(v, list) and v:
         out.append(head)
-        _emit(v, indent + 2, out, " " * (indent + 2))
+        _emit(v, indent + seq_indent, out, " " * (indent + seq_indent), seq_indent)
     else:
-        _emit(v, indent + 2, out, head + " ")
+        _emit(v, indent + 2, out, head + " ", seq_indent)
 
 
-def dump(value: Any) -> str:
-    """The whole document as text, ending in a newline."""
+def dump(value: Any, *, seq_indent: int = 2) -> str:
+    """The whole document as text, ending in a newline.
+
+    ``seq_indent`` is how far a list under a mapping key is indented: 2 (``key:\n  - x``, the
+    default) or 0 (``key:\n- x``), so edits can follow a file's own style."""
     out: list[str] = []
-    _emit(value, 0, out, "")
+    _emit(value, 0, out, "", seq_indent)
     return "\n".join(out) + "\n"
 
 

@@ -1,10 +1,10 @@
 """Reporters: render diagnostics by name (text, json, sarif, github; auto picks one).
 
-``render(diags, fmt)`` is the only entry point commands use.
+``render(diags, fmt, stream)`` is the only entry point commands use; each format is one module.
 """
 from __future__ import annotations
 
-import json
+import importlib
 import os
 import sys
 from typing import IO, Iterable
@@ -12,22 +12,22 @@ from typing import IO, Iterable
 from dshctl.core.diagnostics import Diagnostic
 
 FORMATS = ("auto", "text", "json", "sarif", "github")
+_MODULES = {"text": "text", "json": "jsonfmt", "sarif": "sarif", "github": "github"}
 
 
 def resolve_format(fmt: str) -> str:
+    """``auto`` is GitHub annotations under GitHub Actions, else text."""
     if fmt == "auto":
         return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    if fmt not in _MODULES:
+        from dshctl.errors import UsageError
+
+        raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(FORMATS))
     return fmt
 
 
 def render(diags: Iterable[Diagnostic], fmt: str = "auto", stream: IO[str] | None = None) -> None:
     stream = stream or sys.stdout
-    diags = sorted(diags, key=Diagnostic.sort_key)
-    fmt = resolve_format(fmt)
-    if fmt == "json":
-        stream.write(json.dumps([d.to_dict() for d in diags], indent=2, ensure_ascii=False) + "\n")
-        return
-    for d in diags:
-        stream.write(f"{d.file}:{d.line}:{d.column}: {d.severity} [{d.rule}] {d.message}\n")
-        if d.hint:
-            stream.write(f"  hint: {d.hint}\n")
+    ordered = sorted(diags, key=Diagnostic.sort_key)
+    module = importlib.import_module(f"dshctl.report.{_MODULES[resolve_format(fmt)]}")
+    module.write(ordered, stream)

@@ -1,0 +1,172 @@
+"""Run git against untrusted sources: clean environment, no hooks, no prompts, a protocol allow-list."""
+from __future__ import annotations
+
+import os
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from dshctl.bundles.specs import GitSpec, is_commit
+from dshctl.errors import DshctlError
+
+ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
+# Per-command config that beats anything a repository could carry: no hooks, no fsmonitor,
+# verify objects on the way in.
+_SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+                "-c", "transfer.fsckObjects=true", "-c", "protocol.version=2",
+                "-c", "core.symlinks=true", "-c", "advice.detachedHead=false"]
+TIMEOUT = 300.0
+_KEEP_ENV = ("PATH", "SSH_AUTH_SOCK", "TMPDIR", "LANG", "LC_ALL", "SYSTEMROOT")
+
+
+class GitError(DshctlError):
+    pass
+
+
+@dataclass
+class Git:
+    """A git runner with a throw-away ``HOME`` so no user or system config is read."""
+
+    home: Path
+
+    @classmethod
+    def create(cls) -> "Git":
+        return cls(Path(tempfile.mkdtemp(prefix="dshctl-git-home-")))
+
+    def env(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
+        env.update({
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PROTOCOL_FROM_USER": "0",
+            "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+            "GIT_SSH_COMMAND": "ssh -o BatchMode=yes",
+            "GIT_ASKPASS": "",
+            "SSH_ASKPASS": "",
+        })
+        return env
+
+    def run(self, args: list[str], *, cwd: Path | None = None, what: str) -> bytes:
+        try:
+            proc = subprocess.run(["git", *_SAFE_CONFIG, *args], cwd=cwd, env=self.env(),
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+        except FileNotFoundError:
+            raise GitError("git not found on PATH", hint="install git to add bundles from git sources")
+        except subprocess.TimeoutExpired:
+            raise GitError(f"git timed out after {TIMEOUT:.0f}s while {what}",
+                           hint="check the network and the source URL")
+        if proc.returncode != 0:
+            raise GitError(f"git failed while {what}: {_last_line(proc.stderr)}",
+                           hint="check that the source URL and ref exist and are reachable")
+        return proc.stdout
+
+    def cleanup(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no error output"
+
+
+def resolve_ref(git: Git, spec: GitSpec) -> str:
+    """The commit ``spec.ref`` names on the remote (HEAD when no ref), via one ``git ls-remote``."""
+    if is_commit(spec.ref):
+        return spec.ref
+    out = git.run(["ls-remote", "--", spec.url], what=f"listing refs of {spec.url}")
+    refs: dict[str, str] = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        sha, _, name = line.partition("\t")
+        refs[name] = sha
+    ref = spec.ref or "HEAD"
+    # A peeled tag (annotated tags point at a tag object) wins over the tag object itself.
+    names = [ref] if ref == "HEAD" or ref.startswith("refs/") else \
+        [f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", f"refs/heads/{ref}"]
+    for name in names:
+        if name in refs:
+            return refs[name]
+    hits = sorted({sha for sha in refs.values() if len(ref) >= 7 and sha.startswith(ref.lower())})
+    if len(hits) == 1:
+        return hits[0]
+    raise GitError(f"{spec.url} has no branch, tag or commit named {ref!r}",
+                   hint="check the ref after '#'; a commit must be given in full (40 hex digits) "
+                        "unless a branch or tag points at it")
+
+
+def fetch_commit(git: Git, url: str, commit: str, repo: Path) -> bool:
+    """Fetch ``commit`` into the bare repository ``repo``; True when the shallow fetch worked.
+
+    A depth-1 fetch of one commit needs a server that allows fetching by object id (protocol v2
+    servers do); otherwise all branches and tags are fetched and the commit must be among them.
+    """
+    git.run(["init", "--bare", "--quiet", str(repo)], what="creating a scratch repository")
+    try:
+        git.run(["fetch", "--quiet", "--no-tags", "--depth=1", "--", url, commit], cwd=repo,
+                what=f"fetching {commit[:12]} from {url}")
+        shallow = True
+    except GitError:
+        git.run(["fetch", "--quiet", "--no-tags", "--", url, "+refs/heads/*:refs/remotes/src/*",
+                 "+refs/tags/*:refs/tags/*"], cwd=repo, what=f"fetching {url}")
+        shallow = False
+    try:
+        git.run(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, what="checking the commit")
+    except GitError:
+        raise GitError(f"{url} does not contain commit {commit}",
+                       hint="the ref may have been force-pushed away; add it again by tag or branch")
+    return shallow
+
+
+def export_tree(git: Git, repo: Path, commit: str, dest: Path) -> None:
+    """Write the files of ``commit`` (no ``.git``) into the new directory ``dest``.
+
+    Symbolic links are kept as links only when they stay inside the tree; one that points out
+    (absolute, or climbing past the root) refuses the whole package.
+    """
+    archive = repo / "export.tar"
+    with open(archive, "wb") as fh:
+        fh.write(git.run(["archive", "--format=tar", commit], cwd=repo, what="exporting the tree"))
+    dest.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        members = tar.getmembers()
+        for member in members:
+            _check_member(member)
+        tar.extractall(dest, members=members, filter="tar")
+    archive.unlink()
+
+
+def _check_member(member: tarfile.TarInfo) -> None:
+    path = PurePosixPath(member.name)
+    if path.is_absolute() or ".." in path.parts:
+        raise UnsafePackage(f"the package holds a path outside itself: {member.name}")
+    if member.issym():
+        target = PurePosixPath(member.linkname)
+        if target.is_absolute() or not _stays_inside(path.parent, target):
+            raise UnsafePackage(f"the package holds a symbolic link that points outside it: "
+                                f"{member.name} -> {member.linkname}")
+    elif not (member.isfile() or member.isdir()):
+        raise UnsafePackage(f"the package holds an unsupported file type: {member.name}")
+
+
+def _stays_inside(base: PurePosixPath, target: PurePosixPath) -> bool:
+    depth = len([p for p in base.parts if p not in ("", ".")])
+    for part in target.parts:
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part not in ("", "."):
+            depth += 1
+    return True
+
+
+class UnsafePackage(DshctlError):
+    def __init__(self, message: str):
+        super().__init__(message, hint="dshctl never follows links out of a package; ask the bundle's "
+                                       "author to ship real files")

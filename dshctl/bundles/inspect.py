@@ -1,0 +1,106 @@
+"""Check a fetched package before it may become a profile layer. Reads files; never runs any."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from dshctl.bundles import compat
+from dshctl.core.dialect import load_json, read_text
+from dshctl.core.nodes import to_plain
+from dshctl.errors import DshctlError, Loc
+
+PLAIN_WARNING = ("dsh: warning: {name} declares no dsh.bundle — installed as a plain dependency, "
+                 "not a profile layer (a later update that gains one activates it automatically)")
+
+
+@dataclass
+class PackageInfo:
+    name: str
+    version: str | None
+    patch: str | None  # dsh.bundle.patch, relative to the package root; None for a plain package
+    conflicts: list[compat.Conflict] = field(default_factory=list)
+
+    @property
+    def is_bundle(self) -> bool:
+        return self.patch is not None
+
+
+def _valid_name(name: object) -> bool:
+    if not isinstance(name, str) or not name or len(name) > 214 or name != name.strip():
+        return False
+    parts = name.split("/")
+    if name.startswith("@"):
+        if len(parts) != 2 or len(parts[0]) < 2:
+            return False
+    elif len(parts) != 1:
+        return False
+    return all(p not in ("", ".", "..", "node_modules") and not p.startswith(".") and "\\" not in p
+               for p in (parts[-1], parts[0].lstrip("@")))
+
+
+def read_package(root: Path, *, source: str) -> PackageInfo:
+    """Read and validate ``root/package.json``; refuse what dshctl cannot install safely."""
+    path = root / "package.json"
+    if path.is_symlink() or not path.is_file():
+        raise DshctlError(f"{source} has no package.json at its root", loc=Loc(str(path)),
+                          hint="a bundle is a package: it needs a package.json declaring "
+                               "dsh.bundle.patch")
+    doc = load_json(read_text(path), path)
+    data = doc.value
+    if not isinstance(data, dict):
+        raise DshctlError("package.json must hold a JSON object", loc=doc.loc)
+    name = data.get("name")
+    if not _valid_name(name):
+        raise DshctlError(f"package.json has no valid package name ({name!r})",
+                          loc=data.loc_of("name") if "name" in data else doc.loc,
+                          hint="the name must be an npm package name such as dsh-foo or @scope/foo")
+    version = data.get("version") if isinstance(data.get("version"), str) else None
+    plain = to_plain(data)
+    info = PackageInfo(name, version, _bundle_patch(data, path), compat.check(plain))
+    if info.patch is not None:
+        check_patch_file(root, info.patch, loc=_patch_loc(data, path))
+    return info
+
+
+def _bundle_patch(data, path: Path) -> str | None:
+    dsh = data.get("dsh")
+    bundle = dsh.get("bundle") if isinstance(dsh, dict) else None
+    if bundle is None:
+        return None
+    patch = bundle.get("patch") if isinstance(bundle, dict) else None
+    if not isinstance(patch, str) or not patch.strip():
+        loc = bundle.loc_of("patch") if hasattr(bundle, "loc_of") else dsh.loc_of("bundle")
+        raise DshctlError("dsh.bundle.patch must be a path string", loc=loc,
+                          hint='declare e.g. "dsh": {"bundle": {"patch": "cordis.patch.yml"}}')
+    return patch
+
+
+def _patch_loc(data, path: Path) -> Loc:
+    try:
+        return data["dsh"]["bundle"].loc_of("patch") or Loc(str(path))
+    except (KeyError, AttributeError):
+        return Loc(str(path))
+
+
+def check_patch_file(root: Path, patch: str, *, loc: Loc) -> None:
+    """The patch must be a regular file inside the package (no ``..``, no absolute path, no link on
+    the way) and parse as a top-level list of mappings."""
+    rel = PurePosixPath(patch.replace("\\", "/"))
+    if rel.is_absolute() or ".." in rel.parts or os.path.isabs(patch):
+        raise DshctlError(f"dsh.bundle.patch {patch!r} points outside the package", loc=loc,
+                          hint="the patch path must be relative and stay inside the package")
+    current = root
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            raise DshctlError(f"dsh.bundle.patch {patch!r} goes through a symbolic link "
+                              f"({current.relative_to(root).as_posix()})", loc=loc,
+                              hint="dshctl never follows links out of a package; ship the patch "
+                                   "file itself")
+    if not current.is_file():
+        raise DshctlError(f"dsh.bundle.patch {patch!r} does not exist in the package", loc=loc,
+                          hint="add the file, or list it in package.json \"files\"")
+    from dshctl.core.layers import load_patch_file
+
+    load_patch_file(current, "overlay")  # dsh's shape rules and messages: a list of mappings

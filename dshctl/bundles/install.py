@@ -1,0 +1,307 @@
+"""add / remove / update / install: resolve -> fetch into the store -> inspect -> place -> record.
+
+Each operation runs under the profile lock as one Transaction (see transaction.py): a failure at
+any step leaves ``package.json``, ``dshctl.lock.json`` and ``node_modules`` exactly as they were.
+No code from a package runs at install time; only its ``package.json`` and patch file are read.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from dshctl.bundles import lock as lockmod
+from dshctl.bundles import manifest as mf
+from dshctl.bundles.inspect import PLAIN_WARNING, PackageInfo, read_package
+from dshctl.bundles.specs import GitSpec, parse_spec
+from dshctl.bundles.store import StoredPackage, Store
+from dshctl.bundles.transaction import Transaction, profile_lock
+from dshctl.bundles.tree import file_digests, tree_hash
+from dshctl.core.profile import USER_LAYER_TEMPLATE, profile_dir
+from dshctl.errors import DshctlError, Loc
+
+LOCK_FILE = lockmod.LOCK_NAME
+
+
+@dataclass
+class Options:
+    offline: bool = False
+    dry_run: bool = False
+    force: bool = False
+    allow_plain: bool = False
+    fault_at: str | None = None
+    progress: Callable[[str], None] | None = None
+    cwd: Path | None = None  # relative local specs are anchored here
+
+
+@dataclass
+class Change:
+    name: str
+    action: str  # added | updated | unchanged | removed | installed
+    version: str | None = None
+    commit: str | None = None
+    old_commit: str | None = None
+    bundle: bool = True
+    position: int | None = None  # 1-based place in dsh.profile.bundles (layer order)
+    forced: bool = False
+    conflicts: list[dict] = field(default_factory=list)
+    stored_path: Path | None = None  # the new tree in the store (for update previews)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "action": self.action, "version": self.version,
+                "commit": self.commit, "oldCommit": self.old_commit, "bundle": self.bundle,
+                "position": self.position, "forced": self.forced, "conflicts": self.conflicts}
+
+
+@dataclass
+class Outcome:
+    profile: str
+    directory: Path
+    changes: list[Change]
+    warnings: list[str]
+    initialized: bool = False
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action != "unchanged" for c in self.changes)
+
+    def to_dict(self) -> dict:
+        return {"profile": self.profile, "directory": str(self.directory),
+                "initialized": self.initialized, "dryRun": self.dry_run,
+                "changes": [c.to_dict() for c in self.changes], "warnings": self.warnings}
+
+
+@dataclass
+class _Plan:
+    spec: GitSpec
+    stored: StoredPackage
+    info: PackageInfo
+    previous: lockmod.LockEntry | None
+
+
+class _Profile:
+    """The profile's current state, read once under the lock."""
+
+    def __init__(self, home: Path, name: str):
+        self.name = name
+        self.dir = profile_dir(home, name)
+        self.manifest_path = self.dir / "package.json"
+        self.lock_path = self.dir / LOCK_FILE
+        self.exists = self.manifest_path.exists()
+        text = self.manifest_path.read_text("utf-8") if self.exists else \
+            mf.initial_manifest_text(name)
+        self.manifest = mf.read(self.manifest_path) if self.exists else json.loads(text)
+        self.lock = lockmod.read(self.lock_path)
+        self.old_deps = list(mf.dependencies_of(self.manifest))
+
+    def module_dir(self, name: str) -> Path:
+        return self.dir / "node_modules" / name
+
+    def installed_is_bundle(self, name: str) -> bool:
+        entry = self.lock.get(name)
+        if entry is not None:
+            return entry.bundle
+        try:
+            data = json.loads((self.module_dir(name) / "package.json").read_text("utf-8"))
+            return isinstance(((data.get("dsh") or {}).get("bundle") or {}).get("patch"), str)
+        except (OSError, ValueError, AttributeError):
+            return False
+
+
+class Installer:
+    def __init__(self, home: Path, profile: str, options: Options | None = None):
+        self.home = Path(home)
+        self.profile = profile
+        self.opts = options or Options()
+        self.store = Store(self.home)
+
+    def _progress(self, message: str) -> None:
+        if self.opts.progress:
+            self.opts.progress(message)
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def add(self, raw_specs: list[str]) -> Outcome:
+        specs = [parse_spec(s, cwd=self.opts.cwd) for s in raw_specs]
+        return self._locked(lambda tx, prof: self._install(tx, prof, specs, refresh=False))
+
+    def update(self, names: list[str], *, pins: dict[str, str] | None = None) -> Outcome:
+        """Re-resolve the locked refs; ``pins`` (name -> commit, from a dry run) fixes them."""
+        def run(tx: Transaction, prof: _Profile) -> Outcome:
+            targets = names or list(prof.lock)
+            unknown = [n for n in targets if n not in prof.lock]
+            if unknown:
+                raise _not_installed(unknown[0], prof)
+            specs = [GitSpec(prof.lock[n].spec, prof.lock[n].url, prof.lock[n].ref) for n in targets]
+            pinned = {s.source_key: (pins or {}).get(n) for n, s in zip(targets, specs)}
+            return self._install(tx, prof, specs, refresh=True, pins=pinned)
+        return self._locked(run)
+
+    def install(self) -> Outcome:
+        """Re-create exactly the locked state (commits and trees as recorded)."""
+        def run(tx: Transaction, prof: _Profile) -> Outcome:
+            specs = [GitSpec(e.spec, e.url, e.commit) for e in prof.lock.values()]
+            return self._install(tx, prof, specs, refresh=False, exact=True)
+        return self._locked(run)
+
+    def remove(self, names: list[str]) -> Outcome:
+        return self._locked(lambda tx, prof: self._remove(tx, prof, names))
+
+    def _locked(self, body: Callable[[Transaction, _Profile], Outcome]) -> Outcome:
+        with profile_lock(self.home, self.profile):
+            prof = _Profile(self.home, self.profile)
+            tx = Transaction(self.home, prof.dir, fault_at=self.opts.fault_at)
+            try:
+                with tx.running():
+                    return body(tx, prof)
+            finally:
+                self.store.close()
+
+    # -- install ------------------------------------------------------------------------------
+
+    def _install(self, tx: Transaction, prof: _Profile, specs: list[GitSpec], *, refresh: bool,
+                 exact: bool = False, pins: dict[str, str | None] | None = None) -> Outcome:
+        tx.step("resolve")
+        pins = pins or {}
+        commits = [pins.get(s.source_key) or
+                   self.store.resolve(s, offline=self.opts.offline, refresh=refresh) for s in specs]
+        tx.step("fetch")
+        stored = [self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress)
+                  for s, c in zip(specs, commits)]
+        for spec, commit in zip(specs, commits):
+            if not exact:
+                self.store.remember(spec, commit)  # the store's own file, not the profile's
+        tx.step("inspect")
+        plans, warnings = self._inspect(prof, specs, stored, exact)
+        new_lock = dict(prof.lock)
+        changes = []
+        for plan in plans:
+            change, entry = self._record(prof, plan, exact)
+            new_lock[plan.info.name] = entry
+            changes.append(change)
+        manifest = prof.manifest
+        mf.reconcile(manifest, old_dependencies=prof.old_deps,
+                     is_bundle=lambda n: new_lock[n].bundle if n in new_lock
+                     else prof.installed_is_bundle(n))
+        _fill_positions(changes, manifest)
+        outcome = Outcome(prof.name, prof.dir, changes, warnings, not prof.exists, self.opts.dry_run)
+        if self.opts.dry_run:
+            return outcome
+        self._commit(tx, prof, manifest, new_lock, place=[
+            (p, c) for p, c in zip(plans, changes) if c.action != "unchanged" or exact])
+        return outcome
+
+    def _inspect(self, prof: _Profile, specs, stored, exact: bool):
+        plans, warnings = [], []
+        for spec, pkg in zip(specs, stored):
+            info = read_package(pkg.path, source=spec.url)
+            previous = prof.lock.get(info.name)
+            if exact and previous and pkg.integrity != previous.integrity:
+                raise DshctlError(f"the stored tree of {info.name} @ {pkg.commit[:12]} does not "
+                                  f"match the lock file's integrity", loc=Loc(str(prof.lock_path)),
+                                  hint="the lock was edited or the store is damaged; delete "
+                                       f"{pkg.path} and run install again")
+            if not info.is_bundle and not self.opts.allow_plain and not (exact or previous):
+                raise DshctlError(f"{info.name} ({spec.raw}) declares no dsh.bundle in its "
+                                  "package.json", loc=Loc(str(pkg.path / "package.json")),
+                                  hint="pass --allow-plain to install it as a plain dependency")
+            if not info.is_bundle:
+                warnings.append(PLAIN_WARNING.format(name=info.name))
+            if info.conflicts and not (self.opts.force or exact):
+                first = info.conflicts[0]
+                raise DshctlError(f"{info.name} is not compatible with this dshctl: "
+                                  f"{first.describe()}", loc=Loc(str(pkg.path / "package.json")),
+                                  hint="pass --force to install it anyway (the lock records it)")
+            plans.append(_Plan(spec, pkg, info, previous))
+        names = [p.info.name for p in plans]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise DshctlError(f"two specs install the same package {sorted(dup)[0]!r}",
+                              hint="give each package once")
+        return plans, warnings
+
+    def _record(self, prof: _Profile, plan: _Plan, exact: bool):
+        info, prev, pkg = plan.info, plan.previous, plan.stored
+        intact = prev is not None and prof.module_dir(info.name).is_dir() and \
+            prev.commit == pkg.commit and prev.integrity == pkg.integrity
+        if exact:
+            action = "unchanged" if intact and _tree_ok(prof.module_dir(info.name), prev) else "installed"
+        elif intact:
+            action = "unchanged"
+        else:
+            action = "added" if prev is None else "updated"
+        forced = bool(info.conflicts) and (self.opts.force or (exact and prev is not None and prev.forced))
+        entry = lockmod.LockEntry(
+            spec=plan.spec.raw if not exact else prev.spec, url=plan.spec.url,
+            ref=plan.spec.ref if not exact else prev.ref, commit=pkg.commit, version=info.version,
+            integrity=pkg.integrity, bundle=info.is_bundle, forced=forced,
+            conflicts=[c.to_dict() for c in info.conflicts])
+        change = Change(info.name, action, info.version, pkg.commit,
+                        prev.commit if prev else None, info.is_bundle, None, forced,
+                        entry.conflicts, pkg.path)
+        pinned = (GitSpec(prev.spec, prev.url, prev.ref) if exact else plan.spec).pinned(pkg.commit)
+        mf.set_dependency(prof.manifest, info.name, pinned)
+        return change, entry
+
+    # -- remove -------------------------------------------------------------------------------
+
+    def _remove(self, tx: Transaction, prof: _Profile, names: list[str]) -> Outcome:
+        tx.step("resolve")
+        deps = mf.dependencies_of(prof.manifest)
+        changes = []
+        for name in names:
+            if name not in deps and name not in prof.lock:
+                raise _not_installed(name, prof)
+            old = prof.lock.get(name)
+            changes.append(Change(name, "removed", old.version if old else None, None,
+                                  old.commit if old else None, old.bundle if old else False))
+            mf.set_dependency(prof.manifest, name, None)
+        new_lock = {n: e for n, e in prof.lock.items() if n not in names}
+        manifest = prof.manifest
+        mf.reconcile(manifest, old_dependencies=prof.old_deps,
+                     is_bundle=lambda n: new_lock[n].bundle if n in new_lock
+                     else prof.installed_is_bundle(n))
+        outcome = Outcome(prof.name, prof.dir, changes, [], False, self.opts.dry_run)
+        if not self.opts.dry_run:
+            self._commit(tx, prof, manifest, new_lock, place=[], remove=names)
+        return outcome
+
+    # -- the commit ---------------------------------------------------------------------------
+
+    def _commit(self, tx: Transaction, prof: _Profile, manifest: dict,
+                new_lock: dict[str, lockmod.LockEntry], *, place: list, remove: list[str] = ()
+                ) -> None:
+        tx.step("stage")
+        staged = [(plan.info.name, tx.stage_copy(plan.stored.path, f"{i}"))
+                  for i, (plan, _change) in enumerate(place)]
+        tx.step("place")
+        for i, (name, tree) in enumerate(staged):
+            tx.replace_dir(prof.module_dir(name), tree, f"{i}")
+        for j, name in enumerate(remove):
+            tx.replace_dir(prof.module_dir(name), None, f"rm-{j}")
+        tx.step("manifest")
+        if not prof.exists:
+            tx.write_new_file(prof.dir / "cordis.patch.yml", USER_LAYER_TEMPLATE)
+        tx.write_file(prof.manifest_path, mf.render(manifest))
+        tx.step("lockfile")
+        tx.write_file(prof.lock_path, lockmod.render(new_lock))
+        tx.step("commit")
+
+
+def _tree_ok(directory: Path, entry: lockmod.LockEntry) -> bool:
+    return tree_hash(file_digests(directory)) == entry.integrity
+
+
+def _fill_positions(changes: list[Change], manifest: dict) -> None:
+    bundles = mf.bundles_of(manifest)
+    for change in changes:
+        if change.name in bundles:
+            change.position = bundles.index(change.name) + 1
+
+
+def _not_installed(name: str, prof: _Profile) -> DshctlError:
+    return DshctlError(f"{name} is not installed in profile {prof.name}",
+                       loc=Loc(str(prof.manifest_path)),
+                       hint=f"see what is installed: dshctl plugin --profile {prof.name} list")

@@ -1,0 +1,56 @@
+"""``<profile>/dshctl.lock.json``: what each installed package resolved to, so installs repeat exactly.
+
+Format (docs/bundles.md)::
+
+    {"lockfileVersion": 1,
+     "packages": {"<name>": {"spec": "<SPEC as typed>", "url": "<git url>", "ref": "<ref>|null",
+                             "commit": "<40 hex>", "version": "<package.json version>|null",
+                             "integrity": "sha256-<hex of the installed tree>",
+                             "bundle": true, "forced": false, "conflicts": [...]}}}
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from dshctl.core.dialect import read_text
+from dshctl.errors import DshctlError, Loc
+
+LOCK_NAME = "dshctl.lock.json"
+LOCKFILE_VERSION = 1
+
+
+@dataclass
+class LockEntry:
+    spec: str
+    url: str
+    ref: str | None
+    commit: str
+    version: str | None
+    integrity: str
+    bundle: bool = True
+    forced: bool = False
+    conflicts: list[dict] = field(default_factory=list)
+
+
+def read(path: Path) -> dict[str, LockEntry]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(read_text(path))
+        if data.get("lockfileVersion") != LOCKFILE_VERSION:
+            raise DshctlError(f"unsupported lockfileVersion {data.get('lockfileVersion')!r}",
+                              loc=Loc(str(path)), hint="this dshctl writes lockfileVersion 1")
+        return {name: LockEntry(**entry) for name, entry in data["packages"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DshctlError(f"the lock file is damaged ({type(exc).__name__}: {exc})",
+                          loc=Loc(str(path)),
+                          hint="restore it from version control, or delete it and add the "
+                               "bundles again") from None
+
+
+def render(entries: dict[str, LockEntry]) -> str:
+    data = {"lockfileVersion": LOCKFILE_VERSION,
+            "packages": {name: asdict(entry) for name, entry in entries.items()}}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

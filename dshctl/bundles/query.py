@@ -1,0 +1,126 @@
+"""Read-only views of a profile's packages: list, why, verify. Nothing here writes."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from dshctl.bundles import lock as lockmod
+from dshctl.bundles import manifest as mf
+from dshctl.bundles.store import Store
+from dshctl.bundles.tree import diff_digests, file_digests, tree_hash
+from dshctl.core.profile import profile_dir
+from dshctl.errors import DshctlError, Loc
+
+
+@dataclass
+class PackageRow:
+    name: str
+    spec: str | None  # as recorded in dependencies
+    version: str | None
+    commit: str | None
+    position: int | None  # 1-based layer position; None for a plain dependency
+    bundle: bool
+    template: bool
+    installed: bool
+    forced: bool = False
+    source: str | None = None  # the SPEC as typed
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "spec": self.spec, "source": self.source,
+                "version": self.version, "commit": self.commit, "position": self.position,
+                "bundle": self.bundle, "template": self.template, "installed": self.installed,
+                "forced": self.forced}
+
+
+def _load(home: Path, profile: str):
+    directory = profile_dir(home, profile)
+    manifest_path = directory / "package.json"
+    if not manifest_path.exists():
+        raise DshctlError(f'profile "{profile}" does not exist', loc=Loc(str(manifest_path)),
+                          hint=f"create it by adding a bundle: dshctl plugin --profile {profile} "
+                               "add <spec>")
+    return directory, mf.read(manifest_path), lockmod.read(directory / lockmod.LOCK_NAME)
+
+
+def list_packages(home: Path, profile: str) -> list[PackageRow]:
+    """Bundles in layer order, then plain dependencies."""
+    directory, manifest, locked = _load(home, profile)
+    deps = mf.dependencies_of(manifest)
+    bundles = mf.bundles_of(manifest)
+    rows = []
+    for name in bundles + [d for d in deps if d not in bundles]:
+        entry = locked.get(name)
+        template = name in mf.DEFAULT_TEMPLATE_BUNDLES and name not in deps
+        installed = template or (directory / "node_modules" / name).is_dir()
+        rows.append(PackageRow(
+            name, deps.get(name), entry.version if entry else _installed_version(directory, name),
+            entry.commit if entry else None, bundles.index(name) + 1 if name in bundles else None,
+            name in bundles, template, installed,
+            entry.forced if entry else False, entry.spec if entry else None))
+    return rows
+
+
+def _installed_version(directory: Path, name: str) -> str | None:
+    try:
+        data = json.loads((directory / "node_modules" / name / "package.json").read_text("utf-8"))
+        return data.get("version") if isinstance(data.get("version"), str) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def why(home: Path, profile: str, name: str) -> dict:
+    """Why ``name`` is part of the profile: its dependency spec, layer position and lock record."""
+    directory, manifest, locked = _load(home, profile)
+    deps = mf.dependencies_of(manifest)
+    bundles = mf.bundles_of(manifest)
+    if name not in deps and name not in bundles and name not in locked:
+        raise DshctlError(f"{name} is not part of profile {profile}",
+                          loc=Loc(str(directory / "package.json")),
+                          hint=f"see what is: dshctl plugin --profile {profile} list")
+    entry = locked.get(name)
+    reasons = []
+    if name in deps:
+        reasons.append(f"dependencies: {name} -> {deps[name]}")
+    if name in bundles:
+        kind = "template bundle" if name in mf.DEFAULT_TEMPLATE_BUNDLES and name not in deps \
+            else "bundle"
+        reasons.append(f"dsh.profile.bundles: {kind} at layer position {bundles.index(name) + 1}")
+    elif name in deps:
+        reasons.append("plain dependency: declares no dsh.bundle, so it is not a profile layer")
+    if entry:
+        reasons.append(f"locked: {entry.spec} resolved to {entry.commit}"
+                       + (" (installed with --force despite incompatible ranges)" if entry.forced else ""))
+    return {"name": name, "profile": profile, "reasons": reasons,
+            "dependency": deps.get(name), "position": bundles.index(name) + 1 if name in bundles
+            else None, "lock": asdict(entry) if entry else None}
+
+
+@dataclass
+class VerifyResult:
+    name: str
+    status: str  # ok | modified | missing
+    files: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "status": self.status, "files": self.files}
+
+
+def verify(home: Path, profile: str) -> list[VerifyResult]:
+    """Compare every locked package's installed tree with the integrity the lock recorded."""
+    directory, _manifest, locked = _load(home, profile)
+    store = Store(Path(home))
+    results = []
+    for name, entry in locked.items():
+        target = directory / "node_modules" / name
+        if not target.is_dir() or target.is_symlink():
+            results.append(VerifyResult(name, "missing"))
+            continue
+        actual = file_digests(target)
+        if tree_hash(actual) == entry.integrity:
+            results.append(VerifyResult(name, "ok"))
+            continue
+        stored = store.get(entry.commit)
+        files = diff_digests(stored.files, actual) if stored else {}
+        results.append(VerifyResult(name, "modified", {k: v for k, v in files.items() if v}))
+    return results

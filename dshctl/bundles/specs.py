@@ -1,0 +1,107 @@
+"""SPEC strings for git sources: parse, refuse the dangerous ones, and render the pinned form.
+
+Accepted (each with an optional ``#ref``: tag, branch or commit; none means the remote's HEAD):
+``https://host/owner/repo[.git]``, ``http://…``, ``git+https://…``, ``git+ssh://…``, ``git+file://…``,
+``ssh://…``, ``git://…``, ``git@host:owner/repo``, ``github:owner/repo``, ``file://…`` and local paths.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dshctl.errors import DshctlError
+
+_HEX40 = re.compile(r"[0-9a-f]{40}\Z")
+_SCP = re.compile(r"(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^:\\]+)\Z")
+_GITHUB = re.compile(r"github:(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)\Z")
+_URL = re.compile(r"(?P<scheme>https?|ssh|git|file)://(?P<rest>.+)\Z")
+_HELPER = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]*::")  # git's "<transport>::<address>" syntax
+# A ref may be a tag, branch or commit; anything a shell or git could read as an option is refused.
+_REF = re.compile(r"[A-Za-z0-9._/@+-]+\Z")
+_HINT = ("use https://host/owner/repo, git+ssh://…, git@host:owner/repo, github:owner/repo, "
+         "file://… or a local path, optionally followed by #tag, #branch or #commit")
+
+
+def is_commit(ref: str | None) -> bool:
+    return bool(ref and _HEX40.match(ref))
+
+
+@dataclass(frozen=True)
+class GitSpec:
+    """A parsed SPEC: ``url`` is what git is given; ``ref`` is None for the remote's HEAD."""
+
+    raw: str
+    url: str
+    ref: str | None
+
+    @property
+    def source_key(self) -> str:
+        """What the store remembers a resolution under: the source and the ref asked for."""
+        return f"{self.url}#{self.ref or 'HEAD'}"
+
+    def pinned(self, commit: str) -> str:
+        """The spec recorded in ``dependencies``: npm's git-URL form, pinned to the commit."""
+        if self.raw.startswith("github:"):
+            return f"{self.raw.split('#', 1)[0]}#{commit}"
+        scp = _SCP.match(self.url)
+        if scp:
+            return f"git+ssh://{scp['user']}@{scp['host']}/{scp['path']}#{commit}"
+        return f"git+{self.url}#{commit}"
+
+    def with_ref(self, ref: str | None) -> "GitSpec":
+        base = self.raw.split("#", 1)[0]
+        return GitSpec(f"{base}#{ref}" if ref else base, self.url, ref)
+
+
+def _refuse(raw: str, why: str) -> DshctlError:
+    return DshctlError(f"refusing spec {raw!r}: {why}", hint=_HINT)
+
+
+def parse_spec(raw: str, *, cwd: str | os.PathLike | None = None) -> GitSpec:
+    """Parse one SPEC; relative local paths are anchored at ``cwd`` (as dsh anchors them)."""
+    text = raw.strip()
+    if not text:
+        raise _refuse(raw, "it is empty")
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in text):
+        raise _refuse(raw, "it contains whitespace or control characters")
+    if text.startswith("-"):
+        raise _refuse(raw, "it starts with '-', which git would read as an option")
+    location, _, ref = text.partition("#")
+    ref = ref or None
+    if ref is not None and (ref.startswith("-") or not _REF.match(ref) or ".." in ref
+                            or ref.endswith((".lock", "/", "."))):
+        raise _refuse(raw, f"the ref {ref!r} is not a plain tag, branch or commit name")
+    if ref is not None and ref.startswith("semver:"):
+        raise _refuse(raw, "semver ranges over git tags are not supported")
+    if location.startswith("git+"):
+        location = location[4:]
+        if location.startswith("-"):
+            raise _refuse(raw, "the URL starts with '-'")
+    if _HELPER.match(location):
+        raise _refuse(raw, "git transport helpers ('<helper>::…', e.g. ext::) are never run")
+    url = _to_url(raw, location, cwd)
+    return GitSpec(text, url, ref)
+
+
+def _to_url(raw: str, location: str, cwd) -> str:
+    github = _GITHUB.match(location)
+    if github:
+        return f"https://github.com/{github['owner']}/{github['repo']}.git"
+    url = _URL.match(location)
+    if url:
+        rest = url["rest"]
+        if rest.startswith("-") or (url["scheme"] != "file" and "/" not in rest):
+            raise _refuse(raw, "the URL has no host and path")
+        return location
+    scp = _SCP.match(location)
+    if scp and not scp["path"].startswith("-"):
+        return location
+    if "://" in location:
+        raise _refuse(raw, "only https, http, ssh, git and file URLs are allowed")
+    if location.startswith(("/", "./", "../", "~/")) or location in (".", ".."):
+        base = Path(cwd) if cwd is not None else Path.cwd()
+        path = Path(os.path.expanduser(location))
+        return (base / path).resolve().as_uri()
+    raise _refuse(raw, "it is not a git URL, github:owner/repo or a local path")

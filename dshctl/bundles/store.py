@@ -1,0 +1,142 @@
+"""The content-addressed package store under ``$DSH_HOME/.dshctl/store/``, shared by all profiles.
+
+Layout (docs/bundles.md)::
+
+    store/
+      packages/<commit>/        the clean tree of that commit (no .git), written once
+      packages/<commit>.json    {"url", "commit", "integrity", "files": {path: digest}, "shallow"}
+      refs.json                 {"<url>#<ref>": {"commit": …}}: what each (source, ref) resolved to
+      tmp/                      scratch space for fetches (same filesystem, so commits are renames)
+      store.lock                serializes writers
+
+A tree appears under ``packages/`` only complete (rename of a finished temp dir), and its metadata
+file is written after it, so a tree without metadata is an interrupted fetch and is redone.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dshctl.bundles import git as gitmod
+from dshctl.bundles.specs import GitSpec, is_commit
+from dshctl.bundles.tree import file_digests, tree_hash
+from dshctl.core.fsutil import atomic_write, file_lock
+from dshctl.errors import DshctlError
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class StoredPackage:
+    commit: str
+    path: Path
+    integrity: str
+    files: dict[str, str]
+    shallow: bool | None
+
+
+class Store:
+    def __init__(self, home: Path):
+        self.root = home / ".dshctl" / "store"
+        self.packages = self.root / "packages"
+        self._git: gitmod.Git | None = None
+
+    # -- remembered resolutions ---------------------------------------------------------------
+
+    def _refs(self) -> dict:
+        try:
+            return json.loads((self.root / "refs.json").read_text("utf-8"))
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def remembered(self, spec: GitSpec) -> str | None:
+        entry = self._refs().get(spec.source_key)
+        return entry.get("commit") if isinstance(entry, dict) else None
+
+    def remember(self, spec: GitSpec, commit: str) -> None:
+        with file_lock(self.root / "store.lock", what="the package store"):
+            refs = self._refs()
+            if refs.get(spec.source_key, {}).get("commit") == commit:
+                return
+            refs[spec.source_key] = {"commit": commit}
+            atomic_write(self.root / "refs.json", json.dumps(refs, indent=2, sort_keys=True) + "\n")
+
+    # -- resolution and fetch -----------------------------------------------------------------
+
+    @property
+    def git(self) -> gitmod.Git:
+        if self._git is None:
+            self._git = gitmod.Git.create()
+        return self._git
+
+    def close(self) -> None:
+        if self._git is not None:
+            self._git.cleanup()
+            self._git = None
+
+    def resolve(self, spec: GitSpec, *, offline: bool, refresh: bool) -> str:
+        """The commit for ``spec``: pinned, else remembered and stored (no network), else ls-remote.
+
+        ``refresh`` (update) asks the remote even when a resolution is remembered.
+        """
+        if is_commit(spec.ref):
+            return spec.ref
+        known = self.remembered(spec)
+        if known and (offline or (not refresh and self.get(known) is not None)):
+            return known
+        if offline:
+            raise DshctlError(f"offline: no remembered commit for {spec.source_key}",
+                              hint="run once without --offline, or pin the spec to a commit "
+                                   "that is already in the store")
+        return gitmod.resolve_ref(self.git, spec)
+
+    def get(self, commit: str) -> StoredPackage | None:
+        meta_path = self.packages / f"{commit}.json"
+        tree = self.packages / commit
+        try:
+            meta = json.loads(meta_path.read_text("utf-8"))
+        except (FileNotFoundError, ValueError):
+            return None
+        if not tree.is_dir():
+            return None
+        return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"))
+
+    def ensure(self, spec: GitSpec, commit: str, *, offline: bool,
+               progress: Progress | None = None) -> StoredPackage:
+        """The stored tree of ``commit``, fetching it once (under the store lock) when missing."""
+        stored = self.get(commit)
+        if stored:
+            return stored
+        if offline:
+            raise DshctlError(f"offline: commit {commit[:12]} of {spec.url} is not in the store",
+                              hint="run once without --offline to fetch it")
+        with file_lock(self.root / "store.lock", timeout=600, what="the package store"):
+            stored = self.get(commit)  # another process may have fetched it meanwhile
+            if stored:
+                return stored
+            if progress:
+                progress(f"fetching {spec.url} @ {commit[:12]}")
+            return self._fetch(spec.url, commit)
+
+    def _fetch(self, url: str, commit: str) -> StoredPackage:
+        (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=self.root / "tmp"))
+        try:
+            shallow = gitmod.fetch_commit(self.git, url, commit, scratch / "repo.git")
+            gitmod.export_tree(self.git, scratch / "repo.git", commit, scratch / "tree")
+            files = file_digests(scratch / "tree")
+            self.packages.mkdir(parents=True, exist_ok=True)
+            final = self.packages / commit
+            if final.exists():  # an interrupted earlier fetch left a tree without metadata
+                shutil.rmtree(final)
+            (scratch / "tree").rename(final)
+            meta = {"url": url, "commit": commit, "integrity": tree_hash(files), "files": files,
+                    "shallow": shallow}
+            atomic_write(self.packages / f"{commit}.json", json.dumps(meta, indent=1) + "\n")
+            return StoredPackage(commit, final, meta["integrity"], files, shallow)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)

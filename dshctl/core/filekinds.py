@@ -1,0 +1,73 @@
+"""Recognise a dsh configuration file's kind from its name (and, for package.json, its content)."""
+from __future__ import annotations
+
+import fnmatch
+from pathlib import PurePath
+from typing import Any
+
+# Kind names double as schema names (see core/schemas.SCHEMAS).
+ENTRY_LIST = "entry-list"
+PATCH_LIST = "cordis.patch"
+PRESET = "preset"
+PACKAGE_JSON = "package.json"  # profile and/or bundle manifest: decided by content
+PROFILE_MANIFEST = "profile-manifest"
+BUNDLE_MANIFEST = "bundle-manifest"
+
+# Order matters: the first matching pattern wins (cordis.patch.yml before *.cordis.yml).
+_NAME_PATTERNS: list[tuple[str, str]] = [
+    ("cordis.patch.yml", PATCH_LIST),
+    ("cordis.patch.yaml", PATCH_LIST),
+    ("cordis.patch.*.yml", PATCH_LIST),
+    ("cordis.patch.*.yaml", PATCH_LIST),
+    ("*.overlay.yml", PATCH_LIST),
+    ("*.overlay.yaml", PATCH_LIST),
+    ("cordis.yml", ENTRY_LIST),
+    ("cordis.yaml", ENTRY_LIST),
+    ("*.cordis.yml", ENTRY_LIST),  # includes agent.cordis.yml
+    ("*.cordis.yaml", ENTRY_LIST),
+    ("preset.yml", PRESET),
+    ("preset.yaml", PRESET),
+    ("package.json", PACKAGE_JSON),
+]
+
+YAML_KINDS = frozenset({ENTRY_LIST, PATCH_LIST, PRESET})
+
+
+def kind_of(path: str | PurePath) -> str | None:
+    """The file kind for ``path``'s name, or None when dshctl does not lint it."""
+    name = PurePath(path).name
+    for pattern, kind in _NAME_PATTERNS:
+        if fnmatch.fnmatchcase(name, pattern):
+            return kind
+    return None
+
+
+def manifest_kinds(value: Any) -> list[str]:
+    """Which manifest schemas a loaded package.json answers to (empty: no ``dsh`` keys we know)."""
+    dsh = value.get("dsh") if isinstance(value, dict) else None
+    if not isinstance(dsh, dict):
+        return []
+    kinds = []
+    if "profile" in dsh:
+        kinds.append(PROFILE_MANIFEST)
+    if "bundle" in dsh or "client" in dsh:
+        kinds.append(BUNDLE_MANIFEST)
+    return kinds
+
+
+def refine_kind(kind: str, path: str | PurePath, value: Any) -> str:
+    """Entry-list-named files that hold patches are patch lists.
+
+    dsh's own examples and fixtures pass ``*.cordis.yml`` (and even ``cordis.yml``) files to
+    ``--patch``. A row never has ``insert``, and a row without ``name`` is not a row, so a list with an
+    ``insert`` item, or whose every item has an ``id`` and no ``name``, is linted as a patch list.
+    ``agent.cordis.yml`` is always a preset tree (docs/dialect.md, "File kinds").
+    """
+    if kind != ENTRY_LIST or PurePath(path).name == "agent.cordis.yml" or not isinstance(value, list):
+        return kind
+    items = [v for v in value if isinstance(v, dict)]
+    if not items or len(items) != len(value):
+        return kind
+    if any("insert" in v for v in items) or all("id" in v and "name" not in v for v in items):
+        return PATCH_LIST
+    return kind

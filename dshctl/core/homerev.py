@@ -1,0 +1,38 @@
+"""A dsh home as it was at a git revision: ``git archive`` of the home's subtree into a temp dir."""
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from dshctl.errors import DshctlError, Loc
+
+
+def _git(home: Path, *args: str, binary: bool = False):
+    try:
+        proc = subprocess.run(["git", "-C", str(home), *args], capture_output=True, check=False)
+    except FileNotFoundError:
+        raise DshctlError("git is not installed", hint="install git to diff against a revision") from None
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise DshctlError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else proc.returncode}",
+                          loc=Loc(str(home)),
+                          hint="the home must be inside a git repository and the revision must exist")
+    return proc.stdout if binary else proc.stdout.decode("utf-8").strip()
+
+
+@contextlib.contextmanager
+def home_at_revision(home: Path, rev: str) -> Iterator[Path]:
+    """Yield a directory holding the home's tracked files at ``rev`` (removed afterwards)."""
+    home = Path(home)
+    prefix = _git(home, "rev-parse", "--show-prefix")
+    _git(home, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    data = _git(home, "archive", "--format=tar", rev, "--", prefix or ".", binary=True)
+    with tempfile.TemporaryDirectory(prefix="dshctl-rev-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(tmp, filter="data")
+        yield Path(tmp) / prefix if prefix else Path(tmp)

@@ -1,0 +1,9 @@
+"""Agent presets: discovery across roots, health, metadata, the scan cache and lint."""
+from .cache import ScanCache
+from .discovery import discover, load_preset, preset_at
+from .model import COMPOSITION_FILE, METADATA_FILE, Health, Metadata, Preset, Root, Roster, Skipped, is_preset_id
+from .roots import assemble, make_root, resolve_roots, shipped_root, user_root
+
+__all__ = ["COMPOSITION_FILE", "METADATA_FILE", "Health", "Metadata", "Preset", "Root", "Roster",
+           "ScanCache", "Skipped", "assemble", "discover", "is_preset_id", "load_preset", "make_root",
+           "preset_at", "resolve_roots", "shipped_root", "user_root"]

@@ -1,0 +1,85 @@
+"""Preset health: dsh's shape check of ``agent.cordis.yml``, with its exact reason texts.
+
+Health is a shape check only (dsh-config.md §7): the file must load as a top-level list whose rows are
+mappings with a non-empty ``name``, and every ``group: true`` row must hold a list of rows, checked
+recursively. An unresolvable plugin is not a health problem (lint reports missing relative files).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dshctl.core.dialect import MAX_FILE_BYTES, Document, load_yaml
+from dshctl.errors import Loc, ParseError
+
+from .model import COMPOSITION_FILE, Health
+
+MISSING = (f"the composition file {COMPOSITION_FILE} is missing — the directory still occupies the id; "
+           "delete it or restore the file")
+UNREADABLE = f"the composition file {COMPOSITION_FILE} cannot be read"
+INVALID_YAML = "the composition is not valid YAML: {}"
+NOT_A_LIST = "the composition must be a top-level list of plugin rows"
+NOT_A_ROW = '{}row {} is not a plugin row (expected a map with a "name")'
+NO_NAME = '{}row {} names no plugin (a "name" string is required)'
+GROUP_NOT_LIST = "{}group row {} must hold a list of plugin rows"
+
+# Over this size the file is not read at all (a preset composition is a few kilobytes).
+MAX_COMPOSITION_BYTES = MAX_FILE_BYTES
+
+
+def decode(data: bytes) -> str:
+    """Bytes as Node's ``readFile(..., 'utf8')`` gives them: invalid sequences become U+FFFD."""
+    return data.decode("utf-8", errors="replace")
+
+
+def parse_composition(data: bytes, path: Path) -> tuple[Document | None, Health]:
+    """Load the composition and check its shape. Returns the document (None when unparsable)."""
+    try:
+        doc = load_yaml(decode(data), path)
+    except ParseError as err:
+        loc = err.loc or Loc(str(path))
+        where = f" ({loc.line}:{loc.column})" if loc.line else ""
+        return None, Health(INVALID_YAML.format(err.message + where), loc)
+    return doc, check_rows_shape(doc.value, path)
+
+
+def check_rows_shape(value: Any, path: Path) -> Health:
+    if not isinstance(value, list):
+        return Health(NOT_A_LIST, getattr(value, "loc", None) or Loc(str(path), 1, 1))
+    found = _first_bad_row(value, "")
+    if found is None:
+        return Health()
+    reason, loc = found
+    return Health(reason, loc or Loc(str(path), 1, 1))
+
+
+def _first_bad_row(rows: list, prefix: str) -> tuple[str, Loc | None] | None:
+    for index, row in enumerate(rows):
+        number = index + 1
+        loc = rows.loc_of(index) if hasattr(rows, "loc_of") else None
+        if not isinstance(row, dict):
+            return NOT_A_ROW.format(prefix, number), loc
+        name = row.get("name")
+        if not isinstance(name, str) or not name:
+            return NO_NAME.format(prefix, number), loc
+        if row.get("group") is True:
+            children = row.get("config")
+            if not isinstance(children, list):
+                child_loc = row.loc_of("config") if hasattr(row, "loc_of") else loc
+                return GROUP_NOT_LIST.format(prefix, number), child_loc
+            nested = _first_bad_row(children, f"{prefix}row {number} ")
+            if nested is not None:
+                return nested
+    return None
+
+
+def health_of_read_error(exc: OSError | None, path: Path, *, missing: bool = False,
+                         size: int | None = None) -> Health:
+    """The health of a composition that could not be read (or was too large to read)."""
+    if missing:
+        return Health(MISSING, Loc(str(path)))
+    if size is not None:
+        return Health(UNREADABLE, Loc(str(path)),
+                      f"the file is {size:,} bytes; dshctl reads at most {MAX_COMPOSITION_BYTES:,}")
+    detail = exc.strerror if exc is not None and exc.strerror else (str(exc) if exc else None)
+    return Health(UNREADABLE, Loc(str(path)), detail)

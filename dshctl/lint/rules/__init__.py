@@ -1,0 +1,2 @@
+"""The built-in lint rules; importing this package registers them."""
+from dshctl.lint.rules import jsexpr, loading, rows, schema  # noqa: F401

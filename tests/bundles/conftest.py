@@ -1,0 +1,141 @@
+"""Real git for the bundle tests: source repositories, bare remotes over file:// and a git daemon."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+PATCH = "- insert:\n    - id: {row}\n      name: {row}-plugin\n      config: {{greeting: {greeting}}}\n"
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def bundle_manifest(name: str, **extra) -> str:
+    data = {"name": name, "version": "1.0.0", "dsh": {"bundle": {"patch": "cordis.patch.yml"}}}
+    data.update(extra)
+    return json.dumps(data, indent=2) + "\n"
+
+
+class SourceRepo:
+    """A working repository whose commits are pushed to a bare remote (``self.bare``)."""
+
+    def __init__(self, root: Path, name: str):
+        self.work = root / "work" / name
+        self.bare = root / "remotes" / f"{name}.git"
+        self.work.mkdir(parents=True)
+        git("init", "-q", "-b", "main", str(self.work), cwd=root)
+        git("init", "-q", "--bare", "-b", "main", str(self.bare), cwd=root)
+        git("remote", "add", "origin", str(self.bare), cwd=self.work)
+
+    @property
+    def url(self) -> str:
+        return self.bare.as_uri()
+
+    def commit(self, files: dict[str, str | None], message: str = "change") -> str:
+        for rel, text in files.items():
+            path = self.work / rel
+            if text is None:
+                path.unlink()
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        git("add", "-A", cwd=self.work)
+        git("commit", "-q", "--allow-empty", "-m", message, cwd=self.work)
+        git("push", "-q", "--force", "origin", "HEAD:main", "--tags", cwd=self.work)
+        return git("rev-parse", "HEAD", cwd=self.work)
+
+    def bundle(self, name: str, greeting: str = "hi", row: str | None = None, **extra) -> str:
+        return self.commit({"package.json": bundle_manifest(name, **extra),
+                            "cordis.patch.yml": PATCH.format(row=row or name, greeting=greeting)},
+                           f"{name} {greeting}")
+
+    def tag(self, tag: str, annotated: bool = False) -> None:
+        args = ["tag", "-a", "-m", tag, tag] if annotated else ["tag", tag]
+        git(*args, cwd=self.work)
+        git("push", "-q", "--force", "origin", f"refs/tags/{tag}", cwd=self.work)
+
+    def push_branch(self, branch: str) -> None:
+        git("push", "-q", "--force", "origin", f"HEAD:refs/heads/{branch}", cwd=self.work)
+
+    def reset_hard(self, commit: str) -> None:
+        git("reset", "-q", "--hard", commit, cwd=self.work)
+
+
+@pytest.fixture
+def repos(tmp_path):
+    made: dict[str, SourceRepo] = {}
+
+    def make(name: str) -> SourceRepo:
+        made[name] = SourceRepo(tmp_path, name)
+        return made[name]
+    return make
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    monkeypatch.setenv("DSH_HOME", str(h))
+    monkeypatch.delenv("DSHCTL_FAULT_STEP", raising=False)
+    return h
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def git_daemon(tmp_path):
+    """``git daemon`` on 127.0.0.1 serving ``tmp_path/remotes``; yields the git:// base URL."""
+    base = tmp_path / "remotes"
+    base.mkdir(exist_ok=True)
+    port = _free_port()
+    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
+                             "--listen=127.0.0.1", f"--port={port}", str(base)],
+                            env=GIT_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("git daemon did not start")
+            time.sleep(0.05)
+    yield f"git://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def snapshot(directory: Path) -> dict | None:
+    """Every file, link and directory under ``directory`` with its bytes: equal means identical."""
+    if not directory.exists():
+        return None
+    out = {}
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory).as_posix()
+        if path.is_symlink():
+            out[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            out[rel] = ("dir",)
+        else:
+            out[rel] = ("file", path.read_bytes(), path.stat().st_mode & 0o777)
+    return out

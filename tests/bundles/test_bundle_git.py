@@ -1,0 +1,232 @@
+"""Installing from real git remotes: file:// and a git daemon on 127.0.0.1."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from dshctl.bundles.install import Installer, Options
+from dshctl.bundles.store import Store
+from dshctl.errors import DshctlError
+
+from .conftest import git, snapshot
+
+
+def add(home, *specs, profile="web", **opts):
+    return Installer(home, profile, Options(**opts)).add(list(specs))
+
+
+def manifest(home, profile="web"):
+    return json.loads((home / "profiles" / profile / "package.json").read_text())
+
+
+def lockfile(home, profile="web"):
+    return json.loads((home / "profiles" / profile / "dshctl.lock.json").read_text())
+
+
+def test_add_from_file_url_installs_records_and_locks(home, repos):
+    src = repos("hello")
+    commit = src.bundle("dsh-hello")
+    outcome = add(home, src.url)
+    assert outcome.initialized and [c.action for c in outcome.changes] == ["added"]
+    profile = home / "profiles" / "web"
+    installed = profile / "node_modules" / "dsh-hello"
+    assert (installed / "cordis.patch.yml").is_file() and not (installed / ".git").exists()
+    data = manifest(home)
+    assert data["dependencies"] == {"dsh-hello": f"git+{src.url}#{commit}"}
+    assert data["dsh"]["profile"]["bundles"] == ["@dshctl/host-base", "dsh-hello"]
+    assert (profile / "package.json").read_text().endswith("}\n")
+    entry = lockfile(home)["packages"]["dsh-hello"]
+    assert entry["commit"] == commit and entry["integrity"].startswith("sha256-")
+    assert entry["forced"] is False and entry["spec"] == src.url
+    assert (profile / "cordis.patch.yml").read_text().rstrip().endswith("[]")
+
+
+def test_tags_branches_and_commits_resolve(home, repos):
+    src = repos("refs")
+    first = src.bundle("dsh-refs", greeting="one")
+    src.tag("v1", annotated=True)
+    src.tag("light")
+    second = src.bundle("dsh-refs", greeting="two")
+    src.push_branch("dev")
+    assert add(home, f"{src.url}#v1").changes[0].commit == first  # annotated tag, peeled
+    assert add(home, f"{src.url}#light").changes[0].commit == first
+    assert add(home, f"{src.url}#dev").changes[0].commit == second
+    assert add(home, f"{src.url}#{first}").changes[0].commit == first
+    assert add(home, src.url).changes[0].commit == second  # no ref: the remote's HEAD
+    with pytest.raises(DshctlError, match="no branch, tag or commit named 'nope'"):
+        add(home, f"{src.url}#nope")
+
+
+def test_git_daemon_shallow_fetch_of_large_history(home, repos, git_daemon):
+    src = repos("big")
+    for i in range(60):
+        src.commit({f"history/{i}.txt": str(i)}, f"c{i}")
+    head = src.bundle("dsh-big")
+    outcome = add(home, f"{git_daemon}/big.git#main")
+    assert outcome.changes[0].commit == head
+    stored = Store(home).get(head)
+    assert stored.shallow is True  # depth 1: only the wanted commit was fetched
+    assert len(list((stored.path / "history").iterdir())) == 60
+
+
+def test_force_pushed_branch_moves_on_update_and_keeps_lock_until_then(home, repos, git_daemon):
+    src = repos("moving")
+    old = src.bundle("dsh-moving", greeting="old")
+    add(home, f"{git_daemon}/moving.git#main")
+    base = src.commit({"x.txt": "x"})
+    src.reset_hard(base)
+    rewritten = src.bundle("dsh-moving", greeting="rewritten")  # force-pushed over main
+    assert lockfile(home)["packages"]["dsh-moving"]["commit"] == old
+    # Re-adding the same spec is reproducible: the remembered, stored commit, no network.
+    assert add(home, f"{git_daemon}/moving.git#main").changes[0].action == "unchanged"
+    outcome = Installer(home, "web", Options()).update([])
+    assert outcome.changes[0].action == "updated" and outcome.changes[0].commit == rewritten
+    text = (home / "profiles/web/node_modules/dsh-moving/cordis.patch.yml").read_text()
+    assert "rewritten" in text
+
+
+def test_offline_re_add_after_the_source_is_gone(home, repos):
+    src = repos("gone")
+    commit = src.bundle("dsh-gone")
+    add(home, f"{src.url}#main", profile="one")
+    shutil.rmtree(src.bare)
+    outcome = add(home, f"{src.url}#main", profile="two", offline=True)
+    assert outcome.changes[0].commit == commit
+    assert manifest(home, "two")["dependencies"]["dsh-gone"].endswith(commit)
+    # Automatic: commit already stored, so no network even without --offline.
+    assert add(home, f"{src.url}#main", profile="three").changes[0].commit == commit
+    with pytest.raises(DshctlError, match="offline: no remembered commit"):
+        add(home, f"{src.url}#other", profile="two", offline=True)
+
+
+def test_store_fetches_each_commit_once(home, repos):
+    src = repos("shared")
+    commit = src.bundle("dsh-shared")
+    add(home, f"{src.url}#main", profile="a")
+    meta = home / ".dshctl/store/packages" / f"{commit}.json"
+    before = meta.stat().st_mtime_ns
+    add(home, src.url + "#" + commit, profile="b")
+    assert meta.stat().st_mtime_ns == before
+    assert sorted(p.name for p in (home / ".dshctl/store/packages").iterdir()) == \
+        sorted([commit, f"{commit}.json"])
+
+
+@pytest.mark.parametrize("files,message", [
+    ({"README.md": "no manifest"}, "has no package.json"),
+    ({"package.json": json.dumps({"name": "dsh-broken", "dsh": {"bundle": {"patch": "p.yml"}}}),
+      "p.yml": "- id: [unclosed\n"}, "failed to parse overlay"),
+    ({"package.json": json.dumps({"name": "dsh-map", "dsh": {"bundle": {"patch": "p.yml"}}}),
+      "p.yml": "id: not-a-list\n"}, "must be a top-level YAML array"),
+    ({"package.json": json.dumps({"name": "dsh-esc", "dsh": {"bundle": {"patch": "../x.yml"}}})},
+     "points outside the package"),
+    ({"package.json": json.dumps({"name": "dsh-abs", "dsh": {"bundle": {"patch": "/etc/hosts"}}})},
+     "points outside the package"),
+    ({"package.json": json.dumps({"name": "dsh-none", "dsh": {"bundle": {"patch": "nope.yml"}}})},
+     "does not exist in the package"),
+])
+def test_bad_packages_are_refused_and_profile_untouched(home, repos, files, message):
+    good = repos("good")
+    good.bundle("dsh-good")
+    add(home, good.url)
+    src = repos("bad")
+    src.commit(files)
+    before = snapshot(home / "profiles")
+    assert before
+    with pytest.raises(DshctlError, match=message) as err:
+        add(home, src.url)
+    assert err.value.loc is not None and err.value.hint
+    assert snapshot(home / "profiles") == before
+
+
+@pytest.mark.parametrize("link_target,patch,message", [
+    ("/etc/passwd", "cordis.patch.yml", "points outside it"),
+    ("../../outside.yml", "cordis.patch.yml", "points outside it"),
+    ("real.yml", "cordis.patch.yml", "goes through a symbolic link"),
+])
+def test_hostile_symlinks_are_refused(home, repos, link_target, patch, message):
+    src = repos("evil")
+    (src.work / "real.yml").write_text("[]\n")
+    os.symlink(link_target, src.work / "cordis.patch.yml")
+    src.commit({"package.json": json.dumps({"name": "dsh-evil", "dsh": {"bundle": {"patch": patch}}})})
+    with pytest.raises(DshctlError, match=message):
+        add(home, src.url)
+    assert not (home / "profiles" / "web").exists()
+
+
+def test_plain_package_needs_allow_plain_and_gets_dsh_warning(home, repos):
+    src = repos("plain")
+    src.commit({"package.json": json.dumps({"name": "left-pad", "version": "1.3.0"})})
+    with pytest.raises(DshctlError, match="declares no dsh.bundle"):
+        add(home, src.url)
+    outcome = add(home, src.url, allow_plain=True)
+    assert outcome.warnings == ["dsh: warning: left-pad declares no dsh.bundle — installed as a "
+                                "plain dependency, not a profile layer (a later update that gains "
+                                "one activates it automatically)"]
+    data = manifest(home)
+    assert "left-pad" in data["dependencies"]
+    assert data["dsh"]["profile"]["bundles"] == ["@dshctl/host-base"]
+    assert lockfile(home)["packages"]["left-pad"]["bundle"] is False
+
+
+def test_incompatible_peer_range_refused_unless_forced(home, repos):
+    src = repos("old")
+    src.bundle("dsh-old", peerDependencies={"@deepseek-ai/dsh": "^0.1.0-rc.6"})
+    with pytest.raises(DshctlError) as err:
+        add(home, src.url)
+    assert "'^0.1.0-rc.6'" in err.value.message and "0.1.1-rc.2" in err.value.message
+    assert "--force" in err.value.hint
+    outcome = add(home, src.url, force=True)
+    assert outcome.changes[0].forced
+    entry = lockfile(home)["packages"]["dsh-old"]
+    assert entry["forced"] is True and entry["conflicts"][0]["range"] == "^0.1.0-rc.6"
+
+
+def test_install_recreates_locked_state_and_remove_cleans_up(home, repos):
+    src = repos("re")
+    src.bundle("dsh-re")
+    add(home, src.url)
+    target = home / "profiles/web/node_modules/dsh-re"
+    (target / "cordis.patch.yml").write_text("- id: tampered\n")
+    shutil.rmtree(src.bare)  # install needs only the store
+    outcome = Installer(home, "web", Options()).install()
+    assert [c.action for c in outcome.changes] == ["installed"]
+    assert "tampered" not in (target / "cordis.patch.yml").read_text()
+    Installer(home, "web", Options()).remove(["dsh-re"])
+    assert not target.exists()
+    assert manifest(home)["dsh"]["profile"]["bundles"] == ["@dshctl/host-base"]
+    assert lockfile(home)["packages"] == {}
+
+
+def test_git_runs_with_clean_environment(home, repos, tmp_path, monkeypatch):
+    """A user's global config (here: a URL rewrite and a hook path) must not reach dshctl's git."""
+    evil_home = tmp_path / "userhome"
+    evil_home.mkdir()
+    marker = tmp_path / "hook-ran"
+    hooks = evil_home / "hooks"
+    hooks.mkdir()
+    (hooks / "post-checkout").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (hooks / "post-checkout").chmod(0o755)
+    (evil_home / ".gitconfig").write_text(
+        f"[core]\n\thooksPath = {hooks}\n[url \"file:///nonexistent/\"]\n\tinsteadOf = file://\n")
+    monkeypatch.setenv("HOME", str(evil_home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    src = repos("clean")
+    commit = src.bundle("dsh-clean")
+    assert add(home, src.url).changes[0].commit == commit
+    assert not marker.exists()
+
+
+def test_disallowed_protocol_is_blocked_by_git_itself(home):
+    from dshctl.bundles.git import Git, resolve_ref
+    from dshctl.bundles.specs import GitSpec
+
+    g = Git.create()
+    try:
+        with pytest.raises(DshctlError, match="git failed"):
+            resolve_ref(g, GitSpec("x", "ext::sh -c true", None))
+    finally:
+        g.cleanup()

@@ -1,0 +1,64 @@
+"""SPEC parsing: every accepted form, the pinned form, and refusal of dangerous input."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dshctl.bundles.specs import parse_spec
+from dshctl.errors import DshctlError
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("raw,url,ref", [
+    ("https://github.com/o/r", "https://github.com/o/r", None),
+    ("https://github.com/o/r.git#v1.2.0", "https://github.com/o/r.git", "v1.2.0"),
+    ("git+https://host.example/o/r.git#main", "https://host.example/o/r.git", "main"),
+    ("git+ssh://git@host.example/o/r.git#" + SHA, "ssh://git@host.example/o/r.git", SHA),
+    ("ssh://git@host.example:2222/o/r", "ssh://git@host.example:2222/o/r", None),
+    ("git@github.com:o/r.git#feature/x", "git@github.com:o/r.git", "feature/x"),
+    ("github:o/r#v2", "https://github.com/o/r.git", "v2"),
+    ("git://127.0.0.1:9418/r.git", "git://127.0.0.1:9418/r.git", None),
+    ("file:///srv/git/r.git#dev", "file:///srv/git/r.git", "dev"),
+])
+def test_accepted_forms(raw, url, ref):
+    spec = parse_spec(raw)
+    assert (spec.url, spec.ref) == (url, ref)
+
+
+def test_local_paths_are_anchored_at_the_invoking_directory(tmp_path):
+    spec = parse_spec("./sub/repo#v1", cwd=tmp_path)
+    assert spec.url == (tmp_path / "sub" / "repo").as_uri() and spec.ref == "v1"
+    assert parse_spec("..", cwd=tmp_path / "a").url == tmp_path.as_uri()
+
+
+def test_pinned_forms_recorded_in_dependencies():
+    assert parse_spec("https://github.com/o/r").pinned(SHA) == f"git+https://github.com/o/r#{SHA}"
+    assert parse_spec("github:o/r#v1").pinned(SHA) == f"github:o/r#{SHA}"
+    assert parse_spec("git@github.com:o/r.git").pinned(SHA) == f"git+ssh://git@github.com/o/r.git#{SHA}"
+    assert parse_spec("git+ssh://git@h/o/r#x").pinned(SHA) == f"git+ssh://git@h/o/r#{SHA}"
+
+
+@pytest.mark.parametrize("raw", [
+    "ext::sh -c touch% /tmp/pwned", "git+ext::sh", "fd::3", "transport::whatever",
+    "-uhttps://x/o/r", "--upload-pack=touch /tmp/x", "git+-x://y",
+    "https://github.com/o/r#-b", "https://github.com/o/r#--upload-pack=x",
+    "https://github.com/o/r#a..b", "https://h/o/r#semver:^1", "ftp://h/o/r", "javascript:alert(1)",
+    "https://h/o/r#ref with space", "plainname", "", "https://h", "file://-x",
+])
+def test_dangerous_or_unknown_specs_are_refused(raw):
+    with pytest.raises(DshctlError) as err:
+        parse_spec(raw)
+    assert err.value.hint  # every refusal says what to use instead
+
+
+@given(st.text(max_size=40))
+def test_any_accepted_spec_is_safe_for_git(raw):
+    try:
+        spec = parse_spec(raw, cwd="/tmp")
+    except DshctlError:
+        return
+    assert not spec.url.startswith("-") and "::" not in spec.url.split("://")[0]
+    assert spec.url.split("://")[0] in ("https", "http", "ssh", "git", "file") or "@" in spec.url
+    assert spec.ref is None or not spec.ref.startswith("-")

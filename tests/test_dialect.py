@@ -1,0 +1,213 @@
+"""The entry-list dialect (dsh-config.md §3): typing, stream rules, limits, !!js, JSON."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dshctl.core import dialect
+from dshctl.core.dialect import MAX_DEPTH, load_file, load_json, load_yaml
+from dshctl.core.emit import dump
+from dshctl.core.nodes import JsExpr, YList, YMap
+from dshctl.errors import ParseError
+
+
+def value_of(scalar: str):
+    return load_yaml(f"v: {scalar}\n", "t.yml").value["v"]
+
+
+# dsh-config.md §3, "Plain-scalar typing", row by row.
+@pytest.mark.parametrize("text", ["null", "Null", "NULL", "~", ""])
+def test_null_row(text):
+    assert value_of(text) is None
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("true", True), ("True", True), ("TRUE", True), ("false", False), ("False", False), ("FALSE", False)])
+def test_boolean_row(text, expected):
+    assert value_of(text) is expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("0", 0), ("42", 42), ("-7", -7), ("+7", 7), ("010", 10), ("0b101", 5), ("0o17", 15), ("0x1F", 31),
+    ("-0x10", -16)])
+def test_integer_row(text, expected):
+    v = value_of(text)
+    assert v == expected and type(v) is int
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("1.5", 1.5), ("1e3", 1000.0), (".5", 0.5), ("-1.5e-2", -0.015), (".inf", math.inf), ("+.Inf", math.inf),
+    ("-.INF", -math.inf)])
+def test_float_row(text, expected):
+    v = value_of(text)
+    assert v == expected and type(v) is float
+
+
+@pytest.mark.parametrize("text", [".nan", ".NaN", ".NAN"])
+def test_nan(text):
+    assert math.isnan(value_of(text))
+
+
+@pytest.mark.parametrize("text", ["yes", "no", "on", "off", "Yes", "2024-01-01", "2001-12-14t21:59:43.10-05:00",
+                                  "<<", "1_000", "0o8", "1.2.3", "0x", "y", "n"])
+def test_everything_else_is_a_string(text):
+    assert value_of(text) == text
+
+
+def test_standard_tags_work_and_quotes_keep_strings():
+    v = load_yaml("- !!str 1\n- !!int '7'\n- !!float 2\n- !!bool 'true'\n- !!null ''\n- '1'\n- \"true\"\n",
+                  "t.yml").value
+    assert v == ["1", 7, 2.0, True, None, "1", "true"]
+    assert type(v[2]) is float
+
+
+@pytest.mark.parametrize("tag", ["!!timestamp 2024-01-01", "!!binary aGk=", "!custom x", "!!set {a}"])
+def test_unknown_tags_are_parse_errors(tag):
+    with pytest.raises(ParseError, match="unknown tag"):
+        load_yaml(f"- {tag}\n", "t.yml")
+
+
+def test_bom_is_stripped():
+    assert load_yaml("\ufeff- a\n", "t.yml").value == ["a"]
+
+
+def test_nul_is_refused_with_position():
+    with pytest.raises(ParseError) as err:
+        load_yaml("- a\n- b\x00c\n", "t.yml")
+    assert str(err.value.loc) == "t.yml:2:4" and "NUL" in err.value.message
+
+
+def test_duplicate_keys_name_file_line_col():
+    with pytest.raises(ParseError) as err:
+        load_yaml("- id: a\n  name: x\n  id: b\n", "p/cordis.patch.yml")
+    assert err.value.message == "duplicated mapping key"
+    assert str(err.value.loc) == "p/cordis.patch.yml:3:3"
+
+
+def test_keys_are_strings_as_in_javascript():
+    with pytest.raises(ParseError, match="duplicated mapping key"):
+        load_yaml("{1: a, '1': b}\n", "t.yml")
+    assert load_yaml("{1: a, true: b, null: c}\n", "t.yml").value == {"1": "a", "true": "b", "null": "c"}
+
+
+def test_second_document_is_refused():
+    with pytest.raises(ParseError, match="expected a single document") as err:
+        load_yaml("- a\n---\n- b\n", "t.yml")
+    assert err.value.loc.line == 2
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "\n\n"])
+def test_empty_stream_is_nothing(text):
+    doc = load_yaml(text, "t.yml")
+    assert doc.empty and doc.value is None
+
+
+@pytest.mark.parametrize("text,expr", [
+    ("!!js process.env.PORT ?? 3080", "process.env.PORT ?? 3080"),
+    ("!!js \"a === 'x' ? 'y' : 'z'\"", "a === 'x' ? 'y' : 'z'"),
+    ("!!js 'dshHomePath(''s'')'", "dshHomePath('s')"),
+    ("!!js |\n    a +\n    b\n", "a +\nb\n"),
+    ("!<tag:yaml.org,2002:js> x", "x"),
+])
+def test_js_in_any_style(text, expr):
+    v = load_yaml(f"- v: {text}\n", "t.yml").value[0]["v"]
+    assert v == JsExpr(expr) and v.loc.line == 1 and v.loc.column == 6
+
+
+@pytest.mark.parametrize("text", ["- v: !!js\n", "- v: !!js ''\n"])
+def test_js_without_expression_is_an_error(text):
+    with pytest.raises(ParseError, match="needs an expression"):
+        load_yaml(text, "t.yml")
+
+
+def test_js_on_a_collection_is_an_error():
+    with pytest.raises(ParseError, match="scalar expression"):
+        load_yaml("- v: !!js {a: 1}\n", "t.yml")
+
+
+def test_js_not_known_in_preset_dialect():
+    with pytest.raises(ParseError, match="unknown tag"):
+        load_yaml("name: !!js x\n", "preset.yml", js=False)
+
+
+def test_aliases_are_shared():
+    v = load_yaml("- &row {id: a, config: {p: 1}}\n- *row\n", "t.yml").value
+    assert v[0] == v[1] == {"id": "a", "config": {"p": 1}}
+
+
+def test_alias_bomb_is_refused():
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    prev = "a"
+    for i in range(1, 9):
+        name = f"l{i}"
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+        prev = name
+    with pytest.raises(ParseError, match="alias bomb"):
+        load_yaml("\n".join(lines) + "\n", "bomb.yml")
+
+
+def test_absurd_nesting_is_refused():
+    with pytest.raises(ParseError, match=f"deeper than {MAX_DEPTH}"):
+        load_yaml("[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n", "deep.yml")
+    ok = "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1)
+    assert load_yaml(ok + "\n", "ok.yml").value is not None
+
+
+def test_positions_point_at_nodes():
+    v = load_yaml("# c\n- id: a\n  config:\n    port: 1\n", "f.yml").value
+    assert isinstance(v, YList) and isinstance(v[0], YMap)
+    assert str(v.loc_of(0)) == "f.yml:2:3"
+    assert str(v[0].key_loc("config")) == "f.yml:3:3"
+    assert str(v[0]["config"].loc_of("port")) == "f.yml:4:11"
+
+
+def test_syntax_error_has_position():
+    with pytest.raises(ParseError) as err:
+        load_yaml("- id: a\n  name: [unclosed\n", "bad.yml")
+    assert err.value.loc.file == "bad.yml" and err.value.loc.line >= 2
+
+
+def test_json_jsexpr_objects_and_notes():
+    doc = load_json('\ufeff{"a": {"__jsExpr": "x ?? 1"}, "b": 1, "b": 2}', "package.json")
+    assert doc.value == {"a": JsExpr("x ?? 1"), "b": 2}
+    assert [n.rule for n in doc.notes] == ["json-bom", "json-duplicate-key"]
+    assert doc.notes[0].severity == "error"
+
+
+def test_load_file_by_extension_and_bad_utf8(tmp_path):
+    (tmp_path / "a.json").write_text('[{"name": "x"}]')
+    assert load_file(tmp_path / "a.json").value == [{"name": "x"}]
+    bad = tmp_path / "cordis.yml"
+    bad.write_bytes(b"- a\n- \xff\n")
+    with pytest.raises(ParseError, match="not valid UTF-8") as err:
+        load_file(bad)
+    assert (err.value.loc.line, err.value.loc.column) == (2, 3)
+
+
+def test_the_c_parser_falls_back_to_the_yaml_1_2_parser():
+    # libyaml rejects these in flow context; js-yaml (and the pure parser) accept them.
+    v = load_yaml("- {a: x ?? 1, url: http://x:80/}\n", "t.yml").value
+    assert v == [{"a": "x ?? 1", "url": "http://x:80/"}]
+    assert dialect._CParser is not None  # the accelerator is installed here, so the fallback ran
+
+
+# -- property: load(dump(x)) == x --------------------------------------------------------------
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(), _text,
+                    st.floats(allow_nan=False), _text.filter(bool).map(JsExpr))
+_tree = st.recursive(_scalar, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(_text, inner, max_size=4)), max_leaves=20)
+_row = st.fixed_dictionaries(
+    {"id": _text.filter(bool), "name": _text.filter(bool)},
+    optional={"config": _tree, "disabled": st.one_of(st.booleans(), _text.filter(bool).map(JsExpr)),
+              "group": st.booleans(), "inject": st.lists(_text, max_size=3)})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_row, max_size=4))
+def test_load_dump_round_trip(rows):
+    assert load_yaml(dump(rows), "t.yml").value == rows

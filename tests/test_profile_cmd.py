@@ -1,0 +1,241 @@
+"""`dshctl profile dump|explain|diff|list|init` end to end."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dshctl.cli.app import main
+from dshctl.core.dialect import load_yaml
+from profile_helpers import make_home, write
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "home"
+GOLDEN = REPO / "tests" / "golden" / "examples-home-dump.yml"
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.fixture
+def demo(tmp_path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(EXAMPLE, home)
+    return home
+
+
+# ---------------------------------------------------------------------------------------------
+# dump
+
+
+def test_dump_of_examples_home_matches_golden(capsys):
+    code, out, err = cli(capsys, "--home", str(EXAMPLE), "profile", "dump")
+    assert code == 0 and err == ""
+    assert out.replace(str(EXAMPLE), "<home>") == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_dump_is_loadable_and_equals_json_rows(capsys, demo):
+    _, yaml_out, _ = cli(capsys, "profile", "dump", "--home", str(demo))
+    _, json_out, _ = cli(capsys, "profile", "dump", "--home", str(demo), "--format", "json")
+    data = json.loads(json_out)
+    loaded = load_yaml(yaml_out, "dump.yml").value
+    from dshctl.core.nodes import to_plain
+    assert to_plain(loaded) == data["rows"]
+    assert data["rows"][0]["config"]["level"] == {"__jsExpr": "process.env.DSH_LOG_LEVEL ?? 'info'"}
+    assert [layer["kind"] for layer in data["layers"]] == ["bundle", "bundle", "profile", "home"]
+
+
+def test_dump_end_to_end_subprocess():
+    proc = subprocess.run([str(REPO / ".venv/bin/dshctl"), "--home", str(EXAMPLE), "profile", "dump"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("# == @dshctl/host-base, patched by @demo/greeter\n")
+
+
+def test_root_and_subcommand_profile_options(capsys, tmp_path):
+    home = make_home(tmp_path, profile="work")
+    code1, out1, _ = cli(capsys, "--home", str(home), "--profile", "work", "profile", "dump")
+    code2, out2, _ = cli(capsys, "profile", "dump", "--home", str(home), "--profile", "work")
+    assert code1 == code2 == 0 and out1 == out2 and "id: a" in out1
+
+
+def test_warnings_go_to_stderr_with_layer_location_and_suggestion(capsys, tmp_path):
+    home = make_home(tmp_path, bundles={"base": "- insert: [{id: http-server, name: H}]\n"},
+                     profile_layer="- id: http-servr\n  disabled: true\n")
+    code, out, err = cli(capsys, "profile", "dump", "--home", str(home))
+    layer = home / "profiles/web/cordis.patch.yml"
+    assert code == 0 and "id: http-server" in out
+    assert f'[{layer}] patch: entry "http-servr" not found ({layer}:1:7)' in err
+    assert 'did you mean "http-server"?' in err
+
+
+def test_json_warnings_carry_layer_file_line_column(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: zz, disabled: true}\n")
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "-f", "json")
+    (w,) = json.loads(out)["warnings"]
+    layer = str(home / "profiles/web/cordis.patch.yml")
+    assert (w["layer"], w["message"], w["file"], w["line"], w["column"]) == (
+        layer, 'patch: entry "zz" not found', layer, 1, 8)
+
+
+def test_strict_turns_warnings_into_exit_1(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: zz, disabled: true}\n")
+    code, out, err = cli(capsys, "profile", "dump", "--home", str(home), "--strict")
+    assert code == 1 and out == "" and "--strict" in err
+    code, _, _ = cli(capsys, "profile", "explain", "a", "--home", str(home), "--strict")
+    assert code == 1
+
+
+def test_default_only_and_patch(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: a, x: 1}\n")
+    extra = write(tmp_path / "extra.yml", "- {id: a, y: 2}\n")
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "--default-only", "-f", "json")
+    assert json.loads(out)["rows"] == [{"id": "a", "name": "A"}]
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "--patch", str(extra), "-f", "json")
+    assert json.loads(out)["rows"] == [{"id": "a", "name": "A", "x": 1, "y": 2}]
+
+
+def test_file_errors_are_one_line_with_location(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: a}\n- plain\n")
+    code, out, err = cli(capsys, "profile", "dump", "--home", str(home))
+    layer = home / "profiles/web/cordis.patch.yml"
+    assert code == 1 and out == ""
+    assert err.splitlines()[0] == (f"dshctl: error: {layer}:2:3: overlay entry 2 in {layer} must be a "
+                                   "mapping (a loader patch entry)")
+    assert "Traceback" not in err
+
+
+def test_bad_format_is_usage_error(capsys, demo):
+    code, _, _ = cli(capsys, "profile", "dump", "--home", str(demo), "--format", "xml")
+    assert code == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+
+
+def test_explain_field_lists_layers_values_and_winner(capsys, demo):
+    code, out, _ = cli(capsys, "profile", "explain", "http.config.port", "--home", str(demo), "-f", "json")
+    data = json.loads(out)
+    assert code == 0 and data["final"] == 9090
+    steps = data["steps"]
+    assert [s["value"] for s in steps] == [8787, 9090]
+    assert steps[0]["layer"] == "@dshctl/host-base" and steps[-1]["winner"] is True
+    assert steps[-1]["file"].endswith("profiles/web/cordis.patch.yml") and steps[-1]["line"] == 10
+
+
+def test_explain_disabled_row_names_the_layer(capsys, demo):
+    _, out, _ = cli(capsys, "profile", "explain", "status-page", "--home", str(demo))
+    assert "state: disabled by " + str(demo / "profiles/web/cordis.patch.yml") in out
+
+
+def test_explain_group_ancestor_disabled(capsys, demo):
+    with open(demo / "profiles/web/cordis.patch.yml", "a", encoding="utf-8") as fh:
+        fh.write("- id: echoes\n  disabled: true\n")
+    _, out, _ = cli(capsys, "profile", "explain", "echo-upper", "--home", str(demo))
+    assert "group ancestor 'echoes' is disabled" in out
+
+
+def test_explain_unknown_row_suggests(capsys, demo):
+    code, _, err = cli(capsys, "profile", "explain", "greeterr", "--home", str(demo))
+    assert code == 1 and 'did you mean "greeter"?' in err
+
+
+def test_explain_shows_skipped_patch(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: a, name: WRONG, x: 1}\n")
+    _, out, _ = cli(capsys, "profile", "explain", "a", "--home", str(home))
+    assert 'name mismatch for "a" (expected "A", got "WRONG")' in out
+
+
+# ---------------------------------------------------------------------------------------------
+# diff
+
+
+def test_diff_between_profiles(capsys, tmp_path):
+    home = make_home(tmp_path, bundles={"b": "- insert: [{id: a, name: A, config: {p: 1}}, {id: b, name: B}]\n"})
+    pdir = home / "profiles"
+    shutil.copytree(pdir / "web", pdir / "alt")
+    write(pdir / "alt/cordis.patch.yml", "- {id: a, config: {p: 2, q: 3}}\n- {id: b, disabled: true}\n"
+                                        "- insert: [{id: c, name: C}]\n")
+    code, out, _ = cli(capsys, "profile", "diff", "web", "alt", "--home", str(home), "-f", "json")
+    changes = {c["id"]: c for c in json.loads(out)["changes"]}
+    assert code == 0
+    assert changes["b"]["changes"] == ["disabled"] and changes["c"]["changes"] == ["added"]
+    fields = {(f["path"], f["change"]) for f in changes["a"]["fields"]}
+    assert fields == {("config.p", "changed"), ("config.q", "added")}
+    code, out, _ = cli(capsys, "profile", "diff", "web", "alt", "--home", str(home), "--exit-code")
+    assert code == 1 and "~ a: config changed" in out
+
+
+def test_diff_against_a_git_revision(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: a, x: 1}\n")
+    git = ["git", "-C", str(home), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "profiles/web/package.json", "profiles/web/cordis.patch.yml"], check=True)
+    subprocess.run(git + ["commit", "-qm", "one"], check=True)
+    write(home / "profiles/web/cordis.patch.yml", "- {id: a, x: 2}\n")
+    code, out, _ = cli(capsys, "profile", "diff", "git:HEAD", "web", "--home", str(home), "-f", "json")
+    (change,) = json.loads(out)["changes"]
+    assert code == 0 and change["id"] == "a"
+    assert change["fields"] == [{"path": "x", "change": "changed", "old": 1, "new": 2}]
+    code, _, err = cli(capsys, "profile", "diff", "git:nosuchrev", "web", "--home", str(home))
+    assert code == 1 and "git" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# list and init
+
+
+def test_list_reports_bundles_and_broken_layers(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="")
+    make_home(tmp_path, profile="ok")  # same home dir: adds a second profile
+    code, out, _ = cli(capsys, "profile", "list", "--home", str(home), "-f", "json")
+    profiles = {p["name"]: p for p in json.loads(out)["profiles"]}
+    assert code == 0 and profiles["ok"]["ok"] is True and profiles["ok"]["bundles"] == 1
+    assert profiles["web"]["ok"] is False
+    assert "must be a top-level YAML array" in [x for x in profiles["web"]["layers"] if not x["ok"]][0]["error"]
+    _, text, _ = cli(capsys, "profile", "list", "--home", str(home))
+    assert "BROKEN" in text and "ok" in text
+
+
+def test_init_default_template_composes(capsys, tmp_path):
+    home = tmp_path / "home"
+    code, out, _ = cli(capsys, "profile", "init", "mine", "--home", str(home))
+    assert code == 0 and "initialized profile mine" in out
+    manifest = json.loads((home / "profiles/mine/package.json").read_text())
+    assert manifest == {"name": "dsh-profile-mine", "private": True, "dependencies": {},
+                        "dsh": {"profile": {"bundles": ["@dshctl/host-base"]}}}
+    layer = (home / "profiles/mine/cordis.patch.yml").read_text().splitlines()
+    assert [line.startswith("#") for line in layer] == [True, True, True, False] and layer[3] == "[]"
+    code, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "--profile", "mine", "-f", "json")
+    assert [r["id"] for r in json.loads(out)["rows"]][0] == "logger"
+    code, _, err = cli(capsys, "profile", "init", "mine", "--home", str(home))
+    assert code == 1 and "already exists" in err
+
+
+def test_init_from_another_profile_copies_manifest_and_layer(capsys, demo):
+    code, _, _ = cli(capsys, "profile", "init", "copy", "--from", "web", "--home", str(demo))
+    assert code == 0
+    assert (demo / "profiles/copy/cordis.patch.yml").read_text() == \
+        (demo / "profiles/web/cordis.patch.yml").read_text()
+    assert json.loads((demo / "profiles/copy/package.json").read_text())["name"] == "dsh-profile-copy"
+
+
+@pytest.mark.parametrize("name", ["..", "node_modules", "a/b"])
+def test_init_rejects_bad_names(capsys, tmp_path, name):
+    code, _, err = cli(capsys, "profile", "init", name, "--home", str(tmp_path))
+    assert code == 1 and "invalid profile name" in err
+
+
+def test_python_dash_m_entry_point_runs():
+    proc = subprocess.run([sys.executable, "-m", "dshctl", "--home", str(EXAMPLE), "profile", "list"],
+                          capture_output=True, text=True, check=False, cwd=REPO)
+    assert proc.returncode == 0 and "web" in proc.stdout
