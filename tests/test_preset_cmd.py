@@ -232,3 +232,27 @@ def test_lint_of_a_misnamed_preset_directory_or_a_stray_file(capsys, home, tmp_p
     stray.write_text("x")
     code, _, err = run(capsys, "--home", str(home), "preset", "lint", str(stray))
     assert code == 1 and f"{stray} is not a preset" in err
+
+
+def test_concurrent_new_with_the_same_id_creates_exactly_one(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dshctl.core.presets import preset_at
+    from dshctl.core.presets.authoring import copy_preset
+    from dshctl.errors import DshctlError
+
+    source = preset_at(FIXTURES / "user" / "personal")
+    into = tmp_path / "root"
+
+    def attempt(_):
+        try:
+            return str(copy_preset(source, "racer", into))
+        except DshctlError as err:
+            return err.message
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(attempt, range(4)))
+    assert results.count(str(into / "racer")) == 1
+    assert sum("refusing to overwrite" in r for r in results) == 3
+    assert sorted(os.listdir(into)) == [".dshctl-presets.lock", "racer"]
+    assert (into / "racer" / "plugin.py").read_text() == (FIXTURES / "user" / "personal" / "plugin.py").read_text()

@@ -270,3 +270,28 @@ def test_every_copy_is_a_winner_from_its_first_root_or_shadowed_by_it(tmp_path_f
         assert [p.root for p in preset.shadowed] == later
         assert all(p.shadowed_by is preset for p in preset.shadowed)
     assert len({p.id for p in roster.presets}) == len(roster.presets)
+
+
+# Same-size variants, so only the content hash can tell most of them apart.
+VARIANTS = ["- name: x\n", "- nome: x\n", "- name: y\n", "- {name: }\n", "[- nam: x\n", "- name: \x00\n"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.tuples(st.integers(0, 2), st.sampled_from(VARIANTS), st.booleans()),
+                      min_size=1, max_size=6))
+def test_a_cached_scan_always_equals_a_fresh_scan(tmp_path_factory, edits):
+    root = tmp_path_factory.mktemp("cache-prop")
+    for i in range(3):
+        (root / f"p{i}").mkdir()
+        (root / f"p{i}" / "agent.cordis.yml").write_text(VARIANTS[0])
+    cache = ScanCache()
+    discover([Root(root)], cache=cache)
+    for index, content, restore_mtime in edits:
+        file = root / f"p{index}" / "agent.cordis.yml"
+        before = file.stat()
+        file.write_text(content)
+        if restore_mtime:
+            os.utime(file, ns=(before.st_atime_ns, before.st_mtime_ns))
+        cached = discover([Root(root)], cache=cache)
+        fresh = discover([Root(root)])
+        assert [(p.id, p.health) for p in cached.presets] == [(p.id, p.health) for p in fresh.presets]

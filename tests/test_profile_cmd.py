@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,11 @@ def cli(capsys, *args) -> tuple[int, str, str]:
         main(list(args))
     out, err = capsys.readouterr()
     return exc.value.code, out, err
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DSHCTL_CACHE_DIR", str(tmp_path / "cache"))
 
 
 @pytest.fixture
@@ -149,6 +156,15 @@ def test_explain_unknown_row_suggests(capsys, demo):
     assert code == 1 and 'did you mean "greeter"?' in err
 
 
+def test_explain_a_patch_that_targets_nothing_suggests(capsys, tmp_path):
+    home = make_home(tmp_path, bundles={"base": "- insert: [{id: http-server, name: H}]\n"},
+                     profile_layer="- id: http-servr\n  disabled: true\n")
+    code, out, _ = cli(capsys, "profile", "explain", "http-servr", "--home", str(home))
+    assert code == 0
+    assert 'patch: entry "http-servr" not found; did you mean "http-server"?' in out
+    assert "not in the composed tree" in out
+
+
 def test_explain_shows_skipped_patch(capsys, tmp_path):
     home = make_home(tmp_path, profile_layer="- {id: a, name: WRONG, x: 1}\n")
     _, out, _ = cli(capsys, "profile", "explain", "a", "--home", str(home))
@@ -239,3 +255,59 @@ def test_python_dash_m_entry_point_runs():
     proc = subprocess.run([sys.executable, "-m", "dshctl", "--home", str(EXAMPLE), "profile", "list"],
                           capture_output=True, text=True, check=False, cwd=REPO)
     assert proc.returncode == 0 and "web" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# the dump cache
+
+
+def _age(root: Path, seconds: int = 60) -> None:
+    past = time.time() - seconds
+    for p in [root, *root.rglob("*")]:
+        os.utime(p, (past, past), follow_symlinks=False)
+
+
+def test_dump_cache_hits_and_invalidates_on_every_input(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer="- {id: a, x: 1}\n")
+    _age(home)
+    _, first, _ = cli(capsys, "profile", "dump", "--home", str(home))
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+    _, again, _ = cli(capsys, "profile", "dump", "--home", str(home))
+    assert again == first and "x: 1" in first
+    write(home / "profiles/web/cordis.patch.yml", "- {id: a, x: 2}\n")  # same size, new content
+    _age(home, 30)
+    _, changed, _ = cli(capsys, "profile", "dump", "--home", str(home))
+    assert "x: 2" in changed
+    write(home / "cordis.patch.yml", "- {id: a, y: 3}\n")  # a user layer appears
+    _age(home, 20)
+    _, more, _ = cli(capsys, "profile", "dump", "--home", str(home))
+    assert "y: 3" in more
+
+
+def test_dump_cache_sees_a_package_appearing_earlier_in_resolution(capsys, tmp_path):
+    from profile_helpers import make_bundle
+
+    home = make_home(tmp_path, bundles={})
+    write(home / "profiles/web/package.json", json.dumps({"dsh": {"profile": {"bundles": ["shared"]}}}))
+    make_bundle(home / "profiles/node_modules", "shared", "- insert: [{id: fallback, name: F}]\n")
+    _age(home)
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home))
+    assert "fallback" in out
+    make_bundle(home / "profiles/web/node_modules", "shared", "- insert: [{id: local, name: L}]\n")
+    _age(home, 30)
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home))
+    assert "local" in out and "fallback" not in out
+
+
+def test_fresh_inputs_are_not_cached(capsys, tmp_path):
+    home = make_home(tmp_path)
+    cli(capsys, "profile", "dump", "--home", str(home))
+    assert not list((tmp_path / "cache").glob("*.json"))
+
+
+def test_cache_can_be_disabled(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("DSHCTL_CACHE", "0")
+    home = make_home(tmp_path)
+    _age(home)
+    cli(capsys, "profile", "dump", "--home", str(home))
+    assert not (tmp_path / "cache").exists()

@@ -14,6 +14,7 @@ from dshctl.core import fsutil
 from dshctl.core.dialect import load_yaml
 from dshctl.core.nodes import JsExpr, to_plain
 from dshctl.core.roundtrip import EditableYaml, flow
+from dshctl.core.yamlpos import parse_spans
 from dshctl.errors import DshctlError, ParseError
 
 CORPUS_YAML = yaml_files()
@@ -25,6 +26,12 @@ CORPUS_LISTS = [p for p in CORPUS_LISTS if isinstance(load_yaml(p.read_text(enco
 def test_corpus_unchanged_is_byte_identical(path):
     doc = EditableYaml.read(path)
     assert doc.dumps().encode("utf-8") == path.read_bytes()
+
+
+@pytest.mark.parametrize("path", CORPUS_YAML, ids=ids(CORPUS_YAML))
+def test_c_and_pure_parsers_give_the_same_spans(path):
+    text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    assert parse_spans(text) == parse_spans(text, pure=True)
 
 
 def _is_pure_insertion(before: str, after: str) -> bool:
@@ -225,6 +232,7 @@ def test_random_edits_read_back_and_keep_comments(edits):
             emptied.add(edit[1])
     text = doc.dumps()
     assert to_plain(load_yaml(text, "t.yml").value, js="keep") == model
+    assert parse_spans(text) == parse_spans(text, pure=True)
     for line in COMMENT_LINES:
         if line.strip() == "# comment before name" and 0 in emptied:
             continue  # it sat between the keys of a mapping that was emptied
@@ -235,3 +243,13 @@ def test_flow_renderer_reads_back():
     value = {"a": ["x, y", "[z]", None, True, 1.5, JsExpr("a ? {b} : c")], "k: v": {}}
     assert load_yaml(flow(value) + "\n", "f.yml").value == value
     assert re.fullmatch(r"\{.*\}", flow(value))
+
+
+def test_an_edit_that_would_break_an_alias_is_refused_and_undone():
+    text = "- id: a\n  config: &shared {port: 1}\n- id: b\n  config: *shared\n"
+    doc = EditableYaml.from_text(text, "t.yml")
+    with pytest.raises(DshctlError, match="cannot be made without changing other parts"):
+        doc.set_key((0,), "config", {"port": 2})
+    assert doc.dumps() == text and doc.value[1]["config"] == {"port": 1}
+    doc.set_key((1,), "disabled", True)  # the document is still usable
+    assert doc.value[1]["disabled"] is True

@@ -100,7 +100,7 @@ def test_js_where_a_string_belongs():
 
     doc = load_yaml("- id: a\n  name: !!js x\n", "c.yml")
     (d,) = schemas.validate(doc.value, "entry-list", "c.yml")
-    assert (d.line, d.column, d.message) == (2, 9, "a !!js expression is not allowed here (expected string)")
+    assert (d.line, d.column, d.message) == (2, 9, "a !!js expression is not allowed here (expected a string)")
 
 
 def test_group_children_must_be_rows():
@@ -108,7 +108,14 @@ def test_group_children_must_be_rows():
 
     doc = load_yaml("- id: g\n  name: cordis:group\n  group: true\n  config: {a: 1}\n", "c.yml")
     (d,) = schemas.validate(doc.value, "entry-list", "c.yml")
-    assert (d.line, d.json_path) == (4, "$[0].config") and "array" in d.message
+    assert (d.line, d.json_path, d.message) == (4, "$[0].config", "expected a list, got a mapping")
+
+
+def test_not_a_list():
+    from dshctl.core.dialect import load_yaml
+
+    (d,) = schemas.validate(load_yaml("~\n", "p.yml").value, "cordis.patch", "p.yml")
+    assert (d.line, d.column, d.message) == (1, 1, "expected a list, got null")
 
 
 def test_client_manifest_needs_client_export():

@@ -51,19 +51,21 @@ class Git:
         })
         return env
 
-    def run(self, args: list[str], *, cwd: Path | None = None, what: str) -> bytes:
+    def run(self, args: list[str], *, cwd: Path | None = None, what: str, stdout=None) -> bytes:
+        """Run git; its output is returned, or streamed into the open file ``stdout``."""
         try:
             proc = subprocess.run(["git", *_SAFE_CONFIG, *args], cwd=cwd, env=self.env(),
-                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT)
+                                  stdin=subprocess.DEVNULL, stdout=stdout or subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=TIMEOUT)
         except FileNotFoundError:
             raise GitError("git not found on PATH", hint="install git to add bundles from git sources")
         except subprocess.TimeoutExpired:
             raise GitError(f"git timed out after {TIMEOUT:.0f}s while {what}",
                            hint="check the network and the source URL")
         if proc.returncode != 0:
-            raise GitError(f"git failed while {what}: {_last_line(proc.stderr)}",
+            raise GitError(f"git failed while {what}: {_git_reason(proc.stderr)}",
                            hint="check that the source URL and ref exist and are reachable")
-        return proc.stdout
+        return proc.stdout or b""
 
     def cleanup(self) -> None:
         import shutil
@@ -71,8 +73,12 @@ class Git:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-def _last_line(stderr: bytes) -> str:
+def _git_reason(stderr: bytes) -> str:
+    """git's own reason: the first ``fatal:``/``error:`` line, else the last line."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
     return lines[-1] if lines else "no error output"
 
 
@@ -131,7 +137,7 @@ def export_tree(git: Git, repo: Path, commit: str, dest: Path) -> None:
     """
     archive = repo / "export.tar"
     with open(archive, "wb") as fh:
-        fh.write(git.run(["archive", "--format=tar", commit], cwd=repo, what="exporting the tree"))
+        git.run(["archive", "--format=tar", commit], cwd=repo, what="exporting the tree", stdout=fh)
     dest.mkdir(parents=True)
     with tarfile.open(archive) as tar:
         members = tar.getmembers()

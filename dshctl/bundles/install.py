@@ -13,7 +13,7 @@ from typing import Callable
 
 from dshctl.bundles import lock as lockmod
 from dshctl.bundles import manifest as mf
-from dshctl.bundles.inspect import PLAIN_WARNING, PackageInfo, read_package
+from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
 from dshctl.bundles.transaction import Transaction, profile_lock
@@ -142,8 +142,9 @@ class Installer:
     def install(self) -> Outcome:
         """Re-create exactly the locked state (commits and trees as recorded)."""
         def run(tx: Transaction, prof: _Profile) -> Outcome:
-            specs = [GitSpec(e.spec, e.url, e.commit) for e in prof.lock.values()]
-            return self._install(tx, prof, specs, refresh=False, exact=True)
+            specs = [GitSpec(e.spec, e.url, e.ref) for e in prof.lock.values()]
+            pins = {s.source_key: e.commit for s, e in zip(specs, prof.lock.values())}
+            return self._install(tx, prof, specs, refresh=False, exact=True, pins=pins)
         return self._locked(run)
 
     def remove(self, names: list[str]) -> Outcome:
@@ -189,8 +190,8 @@ class Installer:
         outcome = Outcome(prof.name, prof.dir, changes, warnings, not prof.exists, self.opts.dry_run)
         if self.opts.dry_run:
             return outcome
-        self._commit(tx, prof, manifest, new_lock, place=[
-            (p, c) for p, c in zip(plans, changes) if c.action != "unchanged" or exact])
+        self._commit(tx, prof, manifest, new_lock,
+                     place=[p for p, c in zip(plans, changes) if c.action != "unchanged"])
         return outcome
 
     def _inspect(self, prof: _Profile, specs, stored, exact: bool):
@@ -232,17 +233,16 @@ class Installer:
             action = "unchanged"
         else:
             action = "added" if prev is None else "updated"
+        # install (exact) keeps a recorded --force; anything else needs --force again
         forced = bool(info.conflicts) and (self.opts.force or (exact and prev is not None and prev.forced))
         entry = lockmod.LockEntry(
-            spec=plan.spec.raw if not exact else prev.spec, url=plan.spec.url,
-            ref=plan.spec.ref if not exact else prev.ref, commit=pkg.commit, version=info.version,
-            integrity=pkg.integrity, bundle=info.is_bundle, forced=forced,
+            spec=plan.spec.raw, url=plan.spec.url, ref=plan.spec.ref, commit=pkg.commit,
+            version=info.version, integrity=pkg.integrity, bundle=info.is_bundle, forced=forced,
             conflicts=[c.to_dict() for c in info.conflicts])
         change = Change(info.name, action, info.version, pkg.commit,
                         prev.commit if prev else None, info.is_bundle, None, forced,
                         entry.conflicts, pkg.path)
-        pinned = (GitSpec(prev.spec, prev.url, prev.ref) if exact else plan.spec).pinned(pkg.commit)
-        mf.set_dependency(prof.manifest, info.name, pinned)
+        mf.set_dependency(prof.manifest, info.name, plan.spec.pinned(pkg.commit))
         return change, entry
 
     # -- remove -------------------------------------------------------------------------------
@@ -271,11 +271,11 @@ class Installer:
     # -- the commit ---------------------------------------------------------------------------
 
     def _commit(self, tx: Transaction, prof: _Profile, manifest: dict,
-                new_lock: dict[str, lockmod.LockEntry], *, place: list, remove: list[str] = ()
-                ) -> None:
+                new_lock: dict[str, lockmod.LockEntry], *, place: list[_Plan],
+                remove: list[str] = ()) -> None:
         tx.step("stage")
         staged = [(plan.info.name, tx.stage_copy(plan.stored.path, f"{i}"))
-                  for i, (plan, _change) in enumerate(place)]
+                  for i, plan in enumerate(place)]
         tx.step("place")
         for i, (name, tree) in enumerate(staged):
             tx.replace_dir(prof.module_dir(name), tree, f"{i}")

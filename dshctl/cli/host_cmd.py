@@ -1,9 +1,100 @@
-"""`dshctl host` (placeholder until its issue lands)."""
+"""``dshctl host run``, and the top-level ``dshctl reload`` and ``dshctl status`` that talk to it."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+from typing_extensions import Annotated
+
+from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, effective
+
+PatchOpt = Annotated[Optional[List[Path]], typer.Option(
+    "--patch", help="An extra patch file applied after the user layers (repeatable).", show_default=False)]
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="host commands.", no_args_is_help=True)
+    group = typer.Typer(help="Run a profile on dshctl's Python host.", no_args_is_help=True)
+    group.command("run")(run)
     app.add_typer(group, name="host")
+    app.command("reload", help="Reload the running host's configuration and report per row.")(reload)
+    app.command("status", help="Show the running host's tree and how it compares to disk and last-good.")(status)
+
+
+def run(
+    ctx: typer.Context,
+    home: HomeOpt = None,
+    profile: ProfileOpt = None,
+    patch: PatchOpt = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Boot the last-good tree when the current layers do not compose or fail to start.")] = False,
+    log_format: Annotated[str, typer.Option("--log-format", help="rich or json (JSON lines).")] = "rich",
+    run_for: Annotated[Optional[float], typer.Option(
+        "--for", help="Run this many seconds, then shut down gracefully.", show_default=False)] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Fail rows whose plugin has no Python implementation (default: skip them).")] = False,
+) -> None:
+    """Boot the composed profile and keep it running until Ctrl-C / SIGTERM, hot-reloading its user layers."""
+    import asyncio
+
+    from dshctl.host.hostlog import HostLog
+    from dshctl.host.runner import HostOptions, run_host
+
+    check_format(log_format, ("rich", "json"))
+    s = effective(ctx, home, profile)
+    options = HostOptions(home=s.home, profile=s.profile, patches=list(patch or []), resume=resume,
+                          strict=strict, run_for=run_for)
+    code = asyncio.run(run_host(options, HostLog(log_format)))
+    raise typer.Exit(code)
+
+
+def reload(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None,
+           fmt: FormatOpt = "text") -> None:
+    """Blocks until the reload is done. Exit 0 applied, 4 rejected (old tree kept), 5 applied then rolled
+    back, 6 no host."""
+    from dshctl.host.outcome import EXIT_CODES
+
+    check_format(fmt)
+    s = effective(ctx, home, profile)
+    response = _ask(s, {"op": "reload"}, fmt)
+    outcome = response["outcome"]
+    if fmt == "json":
+        from dshctl.cli.common import print_json
+        print_json(outcome)
+    else:
+        from dshctl.cli.host_view import print_outcome
+        print_outcome(outcome)
+    raise typer.Exit(EXIT_CODES.get(outcome["verdict"], 1))
+
+
+def status(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None,
+           fmt: FormatOpt = "text") -> None:
+    """The running tree with fiber states, and running vs on disk vs last good. Exit 6 when no host runs."""
+    check_format(fmt)
+    s = effective(ctx, home, profile)
+    doc = _ask(s, {"op": "status"}, fmt)["status"]
+    if fmt == "json":
+        from dshctl.cli.common import print_json
+        print_json(doc)
+    else:
+        from dshctl.cli.host_view import print_status
+        print_status(doc)
+
+
+def _ask(s, payload: dict, fmt: str) -> dict:
+    """One control request; no host means exit 6 (with ``{"host": null}`` for JSON callers)."""
+    import sys
+
+    from dshctl.host import control, state_dir
+    from dshctl.host.outcome import EXIT_NO_HOST
+
+    path = state_dir.socket_path(s.home, s.profile)
+    try:
+        return control.request(path, payload)
+    except control.NoHost as err:
+        if fmt == "json":
+            from dshctl.cli.common import print_json
+            print_json({"host": None, "rows": [], "last_reload": None, "error": err.message})
+        sys.stderr.write(f"dshctl: {err.message} (profile {s.profile!r}, socket {path})\n"
+                         f"  hint: {err.hint}\n")
+        raise typer.Exit(EXIT_NO_HOST) from None

@@ -25,8 +25,7 @@ def lint(
     ] = "auto",
     list_rules: Annotated[bool, typer.Option("--list-rules", help="Describe every rule and exit.")] = False,
 ) -> None:
-    """Lint dsh config files: parse them in dsh's dialect, validate against the schemas, run the
-    rules. Exit 1 when there are errors."""
+    """Lint dsh config files (dialect, schemas, rules); exit 1 on errors."""
     from dshctl.report import FORMATS, render
 
     if fmt not in FORMATS:

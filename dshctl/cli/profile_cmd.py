@@ -45,20 +45,19 @@ def compose_for(ctx: typer.Context, home, profile, patches=None, *, default_only
 
 
 def _fail_if_strict(comp, strict: bool) -> None:
-    from dshctl.errors import DshctlError
-
     if strict and comp.warnings:
-        first = comp.warnings[0]
-        raise DshctlError(f"[{first.layer}] {first.message} ({len(comp.warnings)} patch warning(s), "
-                          "--strict)", loc=first.loc,
-                          hint="fix the patch or its target; without --strict these are warnings")
+        from dshctl.core.dump import warning_records
+
+        _raise_strict(warning_records(comp))
 
 
-def _print_warnings(comp) -> None:
-    from dshctl.core.dump import warning_lines
+def _raise_strict(records: list[dict]) -> None:
+    from dshctl.errors import DshctlError, Loc
 
-    for line in warning_lines(comp):
-        sys.stderr.write(f"warning: {line}\n" if not line.startswith("  ") else line + "\n")
+    first = records[0]
+    loc = Loc(first["file"], first["line"], first["column"]) if first["file"] else None
+    raise DshctlError(f"[{first['layer']}] {first['message']} ({len(records)} patch warning(s), --strict)",
+                      loc=loc, hint="fix the patch or its target; without --strict these are warnings")
 
 
 def dump(
@@ -73,18 +72,38 @@ def dump(
     profile: ProfileOpt = None,
 ) -> None:
     """Print the composed rows as dsh's --dump-config does (yaml), or as JSON."""
-    from dshctl.cli.common import check_format, print_json
-    from dshctl.core import dump as render
+    from dshctl.cli.common import check_format
+    from dshctl.core import dumpcache
 
     check_format(fmt, ("yaml", "json"))
-    comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root)
+    st = effective(ctx, home, profile)
+    key = dumpcache.make_key(st.home, st.profile, patch or (), default_only, bundle_root or (), fmt)
+    output = dumpcache.lookup(key)
+    if output is None:
+        comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root)
+        output = _render_dump(comp, fmt)
+        dumpcache.store(key, comp, output, bundle_root or ())
+    if fmt == "yaml":
+        for line in output["warning_lines"]:
+            sys.stderr.write(line + "\n")
+    if strict and output["warnings"]:
+        if fmt == "json":
+            sys.stdout.write(output["text"])
+        _raise_strict(output["warnings"])
+    sys.stdout.write(output["text"])
+
+
+def _render_dump(comp, fmt: str) -> dict:
+    import json
+
+    from dshctl.core import dump as render
+
     if fmt == "json":
-        print_json(render.render_json(comp))
-        _fail_if_strict(comp, strict)
-        return
-    _print_warnings(comp)
-    _fail_if_strict(comp, strict)
-    sys.stdout.write(render.render_yaml(comp))
+        text = json.dumps(render.render_json(comp), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = render.render_yaml(comp)
+    lines = [line if line.startswith("  ") else f"warning: {line}" for line in render.warning_lines(comp)]
+    return {"text": text, "warnings": render.warning_records(comp), "warning_lines": lines}
 
 
 def explain(

@@ -4,6 +4,8 @@ This is the public entry point the presets, host and lint code build on (see doc
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +55,25 @@ def compose_profile(home: Path, profile: str, *, patches: Sequence[Path] = (),
     ``default_only`` keeps the bundle layers only (dsh's ``--dump-default-config``); the user layers
     and ``--patch`` files are then not even read.
     """
-    home = Path(home)
+    with _gc_paused():
+        return _compose(Path(home), profile, patches, default_only, launcher_overlays, bundle_roots)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Parsing and patching allocate many long-lived objects and free none; the cyclic GC would
+    rescan them over and over (quadratic in profile size), so it waits until we are done."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compose(home: Path, profile: str, patches: Sequence[Path], default_only: bool,
+             launcher_overlays: bool, bundle_roots: Sequence[Path]) -> Composition:
     layers = L.bundle_layers(home, profile, bundle_roots=bundle_roots)
     if not default_only:
         layers += L.user_layers(home, profile)

@@ -164,7 +164,7 @@ def js_number(value: float) -> str:
 # YAML
 
 
-def _event_source(text: str):
+def event_source(text: str):
     """Parser events for ``text``.
 
     The C parser (libyaml, via ruamel's accelerator) is tried first because it is ~10x faster. It
@@ -265,7 +265,7 @@ def _build(text: str, path: str, js: bool, notes: list[Note]) -> Document:
             top.node.append(value)
             top.node.item_locs.append(loc)
 
-    for e in _event_source(text):
+    for e in event_source(text):
         mark = e.start_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark is not None else Loc(path)
         if isinstance(e, ev.ScalarEvent):

@@ -68,9 +68,12 @@ def explain(comp: Composition, target: str) -> Explanation:
         if t.row_id != row_id or not isinstance(t.row_id, str):
             continue
         steps.extend(_steps_of(t, path))
+    ids = all_ids(comp)
     for w in comp.warnings:
         if w.target == row_id:
-            steps.append(Step(w.layer, "skipped", MISSING, w.loc, w.message))
+            close = suggest(row_id, ids) if w.code in ("not-found", "insert-not-found") else None
+            extra = f'; did you mean "{close}"?' if close and close != row_id else ""
+            steps.append(Step(w.layer, "skipped", MISSING, w.loc, w.message + extra))
     row, parents = _find(comp, row_id)
     final = MISSING if row is None else (_at(row, path)[0] if path else row)
     exp = Explanation(row_id, path, steps, final, row is not None)

@@ -11,6 +11,7 @@ comments-only or non-list file, or an entry that is not a mapping, is an error i
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -36,6 +37,7 @@ class Layer:
     path: Path | None
     kind: str
     patches: list = field(default_factory=list)
+    bundle_dir: Path | None = None  # for a bundle layer: the package directory it resolved to
 
     def to_dict(self) -> dict:
         return {"label": self.label, "path": str(self.path) if self.path else None,
@@ -45,8 +47,13 @@ class Layer:
 def load_patch_file(path: Path, label: str, *, optional: bool = False) -> list | None:
     """The patch list in ``path``; ``label`` is ``overlay`` or ``patches`` as in dsh's messages.
 
-    Returns None for a missing optional file (no layer).
+    Returns None for a missing optional file (no layer). Parsed lists are cached in memory by
+    (path, mtime, size, inode) - callers must not modify them (``apply_patches`` clones its input).
     """
+    stamp = _stamp(path)
+    cached = _PARSED.get(str(path))
+    if stamp is not None and cached is not None and cached[0] == stamp and cached[1] == label:
+        return cached[2]
     try:
         text = read_text(path)
     except ParseError as exc:
@@ -56,7 +63,24 @@ def load_patch_file(path: Path, label: str, *, optional: bool = False) -> list |
         reason = "ENOENT: no such file or directory" if missing else exc.message
         raise DshctlError(f"failed to read {label} {path}: {reason}", loc=Loc(str(path)),
                           hint=_read_hint(label, missing)) from None
-    return parse_patch_text(text, path, label)
+    patches = parse_patch_text(text, path, label)
+    if stamp is not None and time.time_ns() - stamp[0] > RACY_NS:
+        _PARSED[str(path)] = (stamp, label, patches)
+    return patches
+
+
+# Like git's "racily clean" rule: a file younger than this may be rewritten within the same timestamp
+# tick with the same size, so it is not cached.
+RACY_NS = 2_000_000_000
+_PARSED: dict[str, tuple] = {}
+
+
+def _stamp(path: Path) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def parse_patch_text(text: str, path: Path, label: str) -> list:
@@ -99,7 +123,7 @@ def bundle_layers(home: Path, profile: str, *, bundle_roots: Sequence[Path] = ()
     for name in manifest_bundles(manifest, manifest_path):
         bundle = resolve_bundle(name, directory, profile=profile, bundle_roots=bundle_roots)
         patches = load_patch_file(bundle.patch_path, "overlay")
-        layers.append(Layer(name, bundle.patch_path, BUNDLE, patches))
+        layers.append(Layer(name, bundle.patch_path, BUNDLE, patches, bundle.directory))
     return layers
 
 

@@ -18,6 +18,7 @@ records what dshctl needs on top: the layer and location of each warning, every 
 """
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -103,27 +104,32 @@ class _Cloner:
         self.shared = False
 
     def __call__(self, value: Any) -> Any:
-        if not isinstance(value, (dict, list)):
-            return value
-        hit = self.memo.get(id(value))
-        if hit is not None:
-            self.shared = True
-            return hit
-        if isinstance(value, dict):
-            out = YMap(loc=getattr(value, "loc", None))
+        kind = type(value)
+        if kind is YMap or (kind is not YList and isinstance(value, dict)):
+            hit = self.memo.get(id(value))
+            if hit is not None:
+                self.shared = True
+                return hit
+            out = YMap.__new__(YMap)
             self.memo[id(value)] = out
             for k, v in value.items():
-                out[k] = self(v)
-            if isinstance(value, YMap):
-                out.key_locs = dict(value.key_locs)
-                out.value_locs = dict(value.value_locs)
+                out[k] = self(v) if isinstance(v, (dict, list)) else v
+            out.loc = getattr(value, "loc", None)
+            out.key_locs = dict(getattr(value, "key_locs", {}))
+            out.value_locs = dict(getattr(value, "value_locs", {}))  # overrides update it
             return out
-        seq = YList(loc=getattr(value, "loc", None))
-        self.memo[id(value)] = seq
-        seq.extend(self(v) for v in value)
-        if isinstance(value, YList):
-            seq.item_locs = list(value.item_locs)
-        return seq
+        if kind is YList or isinstance(value, list):
+            hit = self.memo.get(id(value))
+            if hit is not None:
+                self.shared = True
+                return hit
+            seq = YList.__new__(YList)
+            self.memo[id(value)] = seq
+            seq.extend([self(v) if isinstance(v, (dict, list)) else v for v in value])
+            seq.loc = getattr(value, "loc", None)
+            seq.item_locs = list(getattr(value, "item_locs", ()))
+            return seq
+        return value
 
 
 def _loc(mapping: Any, key: str | None = None) -> Loc | None:
@@ -308,6 +314,16 @@ def apply_patches(base: Sequence[Any], patches: Iterable[Any], *, clone: bool = 
     Neither input is modified when ``clone`` is true (the default): the base and the patch list are
     each cloned once, as dsh does, so inserted rows in the result never alias the caller's data.
     """
+    collecting = gc.isenabled()
+    gc.disable()  # the pass allocates many small objects and frees none: skip useless GC scans
+    try:
+        return _apply(base, patches, clone, track)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool) -> PatchResult:
     cloner = _Cloner()
     data = cloner(list(base))
     plist = _normalize(patches)

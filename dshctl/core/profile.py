@@ -95,6 +95,11 @@ def manifest_bundles(manifest: dict, path: Path) -> list[str]:
     return list(bundles)
 
 
+def bundle_candidates(name: str, start: Path, roots: Sequence[Path]) -> list[Path]:
+    """Where ``name`` is looked for, in order (the first holding a package.json wins)."""
+    return _candidates(name, start, [*roots, SHIPPED_BUNDLES])
+
+
 def _candidates(name: str, start: Path, roots: Sequence[Path]) -> list[Path]:
     # Node's lookup from the profile directory: <dir>/node_modules/<name>, then each parent's.
     out = [d / "node_modules" / name for d in (start, *start.parents)]

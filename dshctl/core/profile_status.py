@@ -112,11 +112,11 @@ def init_profile(home: Path, name: str, *, template: str | None = None) -> Creat
 
 
 def _template_files(home: Path, name: str, template: str) -> dict[str, str]:
-    if template in TEMPLATES:
-        return {"package.json": new_manifest(name, TEMPLATES[template]),
-                PROFILE_LAYER: USER_LAYER_TEMPLATE, "pnpm-workspace.yaml": PNPM_WORKSPACE}
     source = profile_dir(home, template)
     manifest_path = source / "package.json"
+    if not manifest_path.is_file() and template in TEMPLATES:  # an existing profile wins
+        return {"package.json": new_manifest(name, TEMPLATES[template]),
+                PROFILE_LAYER: USER_LAYER_TEMPLATE, "pnpm-workspace.yaml": PNPM_WORKSPACE}
     if not manifest_path.is_file():
         raise DshctlError(f"no template or profile named {json.dumps(template)}",
                           loc=Loc(str(manifest_path)),

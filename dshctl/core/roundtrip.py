@@ -35,6 +35,7 @@ class EditableYaml:
         self._nl = "\r\n" if "\r\n" in self._text else "\n"
         self.value = load_yaml(self._text, self.path).value  # ParseError on bad YAML
         self._spans: Span | None = None
+        self._undo: tuple[str, Any] = (self._text, self.value)
 
     @classmethod
     def read(cls, path: str | Path) -> "EditableYaml":
@@ -99,7 +100,9 @@ class EditableYaml:
         else:
             self._delete_block_pair(span, span.names.index(key))
         if key in self._node(map_path):
-            raise RuntimeError(f"internal: deleting {key!r} at {map_path} did not remove it")
+            self._text, self.value = self._undo
+            self._spans = None
+            raise RuntimeError(f"internal: deleting {key!r} at {_path_text(map_path)} did not remove it")
 
     def append_item(self, seq_path: tuple, value: Any) -> None:
         """Append ``value`` to the list at ``seq_path`` (``()`` is the top-level list)."""
@@ -149,15 +152,26 @@ class EditableYaml:
         return parent.key_span(path[-1]) if parent is not None and not parent.flow else None
 
     def _splice(self, start: int, end: int, new: str) -> None:
-        self._text = self._text[:start] + new + self._text[end:]
-        self._spans = None
+        """Replace ``[start, end)`` with ``new``; on failure the document is left as it was."""
+        text = self._text[:start] + new + self._text[end:]
         try:
-            self.value = load_yaml(self._text, self.path).value
-        except DshctlError as err:
-            raise RuntimeError(f"internal: an edit produced invalid YAML ({err})") from None
+            value = load_yaml(text, self.path).value
+        except DshctlError as err:  # e.g. the replaced span held an anchor used elsewhere
+            raise DshctlError(f"this edit cannot be made without changing other parts of the file "
+                              f"({err.message})", loc=Loc(str(self.path)),
+                              hint="edit the file by hand (anchors and aliases are not re-written)") from None
+        self._undo = (self._text, self.value)
+        self._text, self.value, self._spans = text, value, None
 
     def _check(self, path: tuple, expected: Any) -> None:
-        if to_plain(self._node(path), js="keep") != to_plain(expected, js="keep"):
+        """Undo the last splice and fail loudly if it does not read back as ``expected``."""
+        try:
+            ok = to_plain(self._node(path), js="keep") == to_plain(expected, js="keep")
+        except (KeyError, IndexError, TypeError):
+            ok = False
+        if not ok:
+            self._text, self.value = self._undo
+            self._spans = None
             raise RuntimeError(f"internal: the edit at {_path_text(path)} did not read back as written")
 
     def _column(self, pos: int) -> int:

@@ -148,26 +148,44 @@ def _to_diagnostics(error, root: Any, file: str, severity: str) -> Iterable[Diag
         allowed = set(error.schema.get("properties", {}))
         for key in error.instance:
             if key not in allowed:
+                known = ", ".join(sorted(allowed))
                 yield Diagnostic.at(key_loc(root, path, key), RULE, severity,
                                     f"unknown key {key!r}", json_path=format_json_path(path + [key]),
-                                    hint=_hint(error.schema) or "remove it", file=file)
+                                    hint=f"remove it; the known keys are {known}", file=file)
         return
     if error.validator in ("anyOf", "oneOf") and error.context:
         message, hint = _none_matched(error)
     else:
         message, hint = _message(error), _hint(error.schema)
-    yield Diagnostic.at(node_loc(root, path), RULE, severity, message, hint=hint,
+    where = node_loc(root, path) or Loc(file, 1, 1)  # a bare scalar document has no position
+    yield Diagnostic.at(where, RULE, severity, message, hint=hint,
                         json_path=json_path, file=file)
 
 
+_TYPE_WORDS = {"array": "a list", "object": "a mapping", "string": "a string", "boolean": "a boolean",
+               "number": "a number", "integer": "an integer", "null": "null"}
+
+
 def _message(error) -> str:
-    if error.validator == "type" and isinstance(error.instance, dict) and set(error.instance) == {"__jsExpr"}:
-        return f"a !!js expression is not allowed here (expected {_type_word(error.schema)})"
+    if error.validator == "type":
+        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
+        if isinstance(error.instance, dict) and set(error.instance) == {"__jsExpr"}:
+            return f"a !!js expression is not allowed here (expected {words})"
+        return f"expected {words}, got {_got(error.instance)}"
     if error.validator == "required" and isinstance(error.validator_value, list):
         missing = [k for k in error.validator_value if k not in (error.instance or {})]
         if missing:
             return f"missing required key {missing[0]!r}"
     return error.message
+
+
+def _got(instance: Any) -> str:
+    if isinstance(instance, dict):
+        return "a mapping"
+    if isinstance(instance, list):
+        return "a list"
+    return json.dumps(instance, ensure_ascii=False)
 
 
 def _hint(schema: Any) -> str | None:

@@ -1,8 +1,8 @@
 """Where every node of a YAML text sits: character spans from the parser's event stream.
 
-The round-trip editor (roundtrip.py) splices new text into these spans. Spans come from the
-pure-Python parser, whose marks count characters of the text exactly as given (the C parser is
-faster but not needed here: edits are rare and files are small).
+The round-trip editor (roundtrip.py) splices new text into these spans. Spans come from the same
+event source as the dialect (the C parser, else the pure-Python one); both count mark indexes in
+characters of the text as given (tests/test_roundtrip.py checks that they agree on the corpus).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 
-from dshctl.core.dialect import js_key, resolve_plain
+from dshctl.core.dialect import event_source, js_key, resolve_plain
 
 
 @dataclass
@@ -111,9 +111,10 @@ class _Builder:
             self.attach(span, None)
 
 
-def parse_spans(text: str) -> Span | None:
+def parse_spans(text: str, *, pure: bool = False) -> Span | None:
     """The span tree of the single document in ``text`` (None for an empty stream)."""
     builder = _Builder(text)
-    for e in YAML(typ="safe", pure=True).parse(io.StringIO(text)):
+    events = YAML(typ="safe", pure=True).parse(io.StringIO(text)) if pure else event_source(text)
+    for e in events:
         builder.feed(e)
     return builder.root

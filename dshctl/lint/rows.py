@@ -7,23 +7,23 @@ from dshctl.core import filekinds
 from dshctl.core.nodes import JsExpr
 from dshctl.core.schemas import format_json_path
 
-Path = list  # keys/indices from the document root
+NodePath = list  # keys/indices from the document root
 
 
-def _child_rows(row: dict, path: Path) -> Iterator[tuple[dict, Path]]:
+def _child_rows(row: dict, path: NodePath) -> Iterator[tuple[dict, NodePath]]:
     config = row.get("config")
     if row.get("group") is True and isinstance(config, list):
         yield from _rows_in(config, path + ["config"])
 
 
-def _rows_in(items: list, path: Path) -> Iterator[tuple[dict, Path]]:
+def _rows_in(items: list, path: NodePath) -> Iterator[tuple[dict, NodePath]]:
     for i, item in enumerate(items):
         if isinstance(item, dict):
             yield item, path + [i]
             yield from _child_rows(item, path + [i])
 
 
-def iter_rows(kind: str, value: Any) -> Iterator[tuple[dict, Path]]:
+def iter_rows(kind: str, value: Any) -> Iterator[tuple[dict, NodePath]]:
     """Every plugin row a file defines, group children included: the rows of an entry list, or the
     rows a patch list inserts."""
     if not isinstance(value, list):
@@ -36,7 +36,7 @@ def iter_rows(kind: str, value: Any) -> Iterator[tuple[dict, Path]]:
                 yield from _rows_in(patch["insert"], [i, "insert"])
 
 
-def iter_overrides(value: Any) -> Iterator[tuple[dict, Path]]:
+def iter_overrides(value: Any) -> Iterator[tuple[dict, NodePath]]:
     """The override entries of a patch list (mappings without ``insert``)."""
     if isinstance(value, list):
         for i, patch in enumerate(value):
@@ -44,7 +44,7 @@ def iter_overrides(value: Any) -> Iterator[tuple[dict, Path]]:
                 yield patch, [i]
 
 
-def iter_js(value: Any, path: Path) -> Iterator[tuple[JsExpr, Path]]:
+def iter_js(value: Any, path: NodePath) -> Iterator[tuple[JsExpr, NodePath]]:
     """Every ``!!js`` node inside ``value``."""
     if isinstance(value, JsExpr):
         yield value, path
@@ -56,5 +56,5 @@ def iter_js(value: Any, path: Path) -> Iterator[tuple[JsExpr, Path]]:
             yield from iter_js(v, path + [i])
 
 
-def jp(path: Path) -> str:
+def jp(path: NodePath) -> str:
     return format_json_path(path)

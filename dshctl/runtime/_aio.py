@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
-from typing import Any, Awaitable
+from typing import Any
 
 
 class _Done:
@@ -22,20 +21,12 @@ class _Done:
 DONE = _Done()
 
 
-def tick() -> Awaitable[None]:
-    """One turn of the event loop: the runtime's unit of "later"."""
-    return asyncio.sleep(0)
-
-
-def is_awaitable(value: Any) -> bool:
-    return inspect.isawaitable(value)
-
-
-async def settle(value: Any) -> Any:
-    """Await ``value`` if it is awaitable, else return it."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
+def is_settled(result: Any) -> bool:
+    """True for results of a dispose call that need no waiting."""
+    if result is None or result is DONE:
+        return True
+    done = getattr(result, "done", None)
+    return done is not None and done()
 
 
 def spawn(coro) -> asyncio.Task:

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
-from ._aio import DONE, spawn
+from ._aio import DONE, is_settled, spawn
 from .errors import logger
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -185,6 +185,8 @@ class EffectHandle:
             if result is not None and result is not DONE and inspect.isawaitable(result):
                 if isinstance(result, asyncio.Future) and result.done():
                     _consume(result)
+                    continue
+                if is_settled(result):
                     continue
                 return spawn(self._run_disposers_async(result))
         return DONE

@@ -4,7 +4,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from dshctl.errors import DshctlError
+from dshctl.core.diagnostics import Diagnostic
+from dshctl.errors import DshctlError, Loc
 
 # Every "logged, not raised" runtime error goes through this logger, exactly once.
 logger = logging.getLogger("dshctl.runtime")
@@ -42,6 +43,13 @@ class ValidationError(CordisError):
         lines = "".join(f"\n  - {issue}" for issue in issues)
         super().__init__(f"invalid config:{lines}", "INVALID_CONFIG")
         self.issues = issues
+
+    def diagnostics(self, loc: Loc | None = None, *, rule: str = "runtime/invalid-config",
+                    file: str = "") -> list[Diagnostic]:
+        """One error Diagnostic per issue, for the reporters (``loc``: where the config sits)."""
+        return [Diagnostic.at(loc, rule, "error", f"invalid config: {issue}", file=file,
+                              json_path="$" if issue.path == "<root>" else f"$.{issue.path}")
+                for issue in self.issues]
 
 
 class AggregateError(ExceptionGroup):

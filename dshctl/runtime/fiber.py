@@ -2,15 +2,19 @@
 
 Transitions (cordis-runtime.md §1): a new epoch is recorded at once; if no transition is running it
 starts a *reload* (INACTIVE -> valid) or an *unload* (anything else). A running transition re-checks the
-epoch when it ends ("inertia"), so it always finishes before the fiber reacts to a newer epoch. One
-asyncio task (``_task``) drives the whole chain of reload/unload steps.
+epoch when it ends ("inertia"), so it always finishes before the fiber reacts to a newer epoch.
+
+The steps are loop callbacks (``call_soon`` = one tick), not one task per fiber: a task is spawned only
+while an async ``apply`` or async disposers are awaited. This keeps mounting thousands of fibers cheap
+(see docs/performance.md).
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
-from ._aio import DONE, spawn, tick
+from ._aio import is_settled, spawn
 from .effects import ANONYMOUS, EffectHandle
 from .errors import RuntimeTimeout, inactive_effect, logger
 from .schema import validate_config
@@ -21,6 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .plugin import PluginSpec
     from .registry import PluginRuntime, Registry
     from .services import Binding
+
+_APPLY = "apply"
 
 
 class Fiber:
@@ -38,14 +44,17 @@ class Fiber:
         self.inject: dict[str, Any] = dict(self.spec.inject) if self.spec else {}
         self.state = State.PENDING
         self.epoch: Any = INACTIVE
-        self._generation = 0
         self.error: BaseException | None = None
+        self._generation = 0
         self._effects: dict[EffectHandle, None] = {}
-        self._task: asyncio.Task | None = None
-        self._handle: EffectHandle | None = None           # the parent's ``ctx.plugin()`` effect
+        self._busy = False                                # a transition is running
+        self._reload_epoch: Any = None                    # e0 of the running reload
+        self._settle: asyncio.Future | None = None        # created on demand by waiters
+        self._apply_task: asyncio.Task | None = None      # an async apply being awaited
+        self._handle: EffectHandle | None = None          # the parent's ``ctx.plugin()`` effect
         self._provided: dict[tuple[str, Hashable], "Binding"] = {}
-        self._provided_view: dict[str, "Binding"] = {}   # own services, readable until dependents settle
-        self._injected_view: dict[str, "Binding"] = {}   # snapshot taken when a reload starts
+        self._provided_view: dict[str, "Binding"] = {}    # own services, readable until dependents settle
+        self._injected_view: dict[str, "Binding"] = {}    # snapshot taken when a reload starts
         from .context import Context  # local: context imports fiber
         self.ctx: "Context" = Context._for_fiber(self, parent_ctx)
 
@@ -71,9 +80,9 @@ class Fiber:
         return EffectHandle(self, execute, label)
 
     def get_effects(self) -> list[dict]:
-        return [h.tree() for h in self._effects if h.label != _APPLY or h._disposers]
+        return [h.tree() for h in self._effects]
 
-    # ---- state ---------------------------------------------------------------------------------
+    # ---- state and epoch -----------------------------------------------------------------------
     def _set_state(self, state: State) -> None:
         old = self.state
         if old is state:
@@ -81,7 +90,10 @@ class Fiber:
         self.state = state
         events = self.registry.events
         if events.has_listeners("internal/status"):
-            events.emit("internal/status", (self, old))
+            try:
+                events.emit("internal/status", (self, old))
+            except Exception as err:  # noqa: BLE001 - an observer must not break the transition
+                logger.error("internal/status listener failed", exc_info=err)
         if self._provided and (old is State.ACTIVE or state is State.ACTIVE):
             self.registry.services.notify_provided(self)
 
@@ -105,43 +117,29 @@ class Fiber:
         if epoch == self.epoch:
             return
         old, self.epoch = self.epoch, epoch
-        if self._task is not None:
+        if self._busy:
             return  # inertia: the running transition re-checks the epoch when it ends
+        self._busy = True
         if old is INACTIVE:
-            self._begin(State.LOADING, self._reload)
+            self._start_reload()
         else:
-            self._begin(State.UNLOADING, self._unload)
+            self._start_unload()
 
-    def _begin(self, state: State, step) -> None:
-        self._set_state(state)
-        self._task = spawn(self._drive(step))
-
-    async def _drive(self, step) -> None:
-        try:
-            while step is not None:
-                step = await step()
-        finally:
-            self._task = None
-            self._set_state(self._resting_state())
+    def _finish(self) -> None:
+        self._busy = False
+        self._set_state(self._resting_state())
+        settle = self._settle
+        if settle is not None and not self._busy:
+            self._settle = None
+            if not settle.done():
+                settle.set_result(None)
 
     # ---- reload --------------------------------------------------------------------------------
-    async def _reload(self):
-        e0 = self.epoch
+    def _start_reload(self) -> None:
+        self._set_state(State.LOADING)
+        self._reload_epoch = self.epoch
         self._commit_bindings()
-        await tick()
-        if self.epoch == e0:
-            self.error = None
-            try:
-                self.resolved_config = self.resolve_config(self.config)
-                await self._apply(self.resolved_config)
-            except Exception as err:  # noqa: BLE001 - any failure makes the fiber FAILED
-                logger.error("plugin %s failed to apply", self.name, exc_info=err)
-                self.error = err
-                self.epoch = INACTIVE
-        if self.epoch == e0:
-            return None
-        self._set_state(State.UNLOADING)
-        return self._unload
+        asyncio.get_running_loop().call_soon(self._reload_step)
 
     def _commit_bindings(self) -> None:
         services = self.registry.services
@@ -150,6 +148,51 @@ class Fiber:
             binding = services.lookup(name, self.ctx._realm(name))
             if binding is not None:
                 self._injected_view[name] = binding
+
+    def _reload_step(self) -> None:
+        if self.epoch == self._reload_epoch:
+            self.error = None
+            try:
+                self.resolved_config = self.resolve_config(self.config)
+                handle = EffectHandle(self, functools.partial(self.spec.apply, self.ctx, self.resolved_config),
+                                      _APPLY, log_async_errors=False)
+            except Exception as err:  # noqa: BLE001 - any failure makes the fiber FAILED
+                self._apply_failed(err)
+            else:
+                if handle.pending:
+                    self._apply_task = spawn(self._await_apply(handle))
+                    return
+                self._apply_settled(handle)
+        self._after_reload()
+
+    async def _await_apply(self, handle: EffectHandle) -> None:
+        limit = self.registry.options.apply_timeout
+        done, _ = await asyncio.wait({handle._setup}, timeout=limit)
+        if done:
+            self._apply_settled(handle)
+        else:
+            handle._setup.cancel()
+            await asyncio.wait({handle._setup})
+            self._apply_failed(RuntimeTimeout(f"plugin {self.name} did not finish apply within {limit}s"))
+        self._apply_task = None
+        self._after_reload()
+
+    def _apply_settled(self, handle: EffectHandle) -> None:
+        if handle._error is not None:
+            self._apply_failed(handle._error)
+        elif not handle._disposers:
+            handle._disarm()  # apply returned nothing to undo: keep the effect list lean
+
+    def _apply_failed(self, err: BaseException) -> None:
+        logger.error("plugin %s failed to apply", self.name, exc_info=err)
+        self.error = err
+        self.epoch = INACTIVE
+
+    def _after_reload(self) -> None:
+        if self.epoch == self._reload_epoch:
+            self._finish()
+        else:
+            self._start_unload()
 
     def resolve_config(self, config: Any) -> Any:
         """Run the ``internal/config`` pipeline, then validate against the plugin's schema."""
@@ -160,53 +203,52 @@ class Fiber:
                 config = result
         return validate_config(self.spec.schema if self.spec else None, config)
 
-    async def _apply(self, config: Any) -> None:
-        spec = self.spec
-        handle = EffectHandle(self, lambda: spec.apply(self.ctx, config), _APPLY, log_async_errors=False)
-        if handle.pending:
-            limit = self.registry.options.apply_timeout
-            done, _ = await asyncio.wait({handle._setup}, timeout=limit)
-            if not done:
-                handle._setup.cancel()
-                await asyncio.wait({handle._setup})
-                raise RuntimeTimeout(f"plugin {self.name} did not finish apply within {limit}s")
-        if handle._error is not None:
-            raise handle._error
-
     # ---- unload --------------------------------------------------------------------------------
-    async def _unload(self):
+    def _start_unload(self, after: Callable[[], None] | None = None) -> None:
+        if after is None:
+            self._set_state(State.UNLOADING)
         handles = list(self._effects)
-        await tick()
+        asyncio.get_running_loop().call_soon(self._unload_step, handles, after or self._after_unload)
+
+    def _unload_step(self, handles: list[EffectHandle], after: Callable[[], None]) -> None:
         pending = []
         for handle in reversed(handles):  # newest first; sync disposers therefore finish LIFO
             result = handle()
-            if result is not DONE and not result.done():
+            if not is_settled(result):
                 pending.append(result)
         if pending:
-            await self._await_disposers(pending)
-        self._injected_view = {}
-        if self.epoch is INACTIVE:
-            return None
-        self._set_state(State.LOADING)
-        return self._reload
+            spawn(self._await_disposers(pending, after))
+        else:
+            after()
 
-    async def _await_disposers(self, pending: list) -> None:
+    async def _await_disposers(self, pending: list, after: Callable[[], None]) -> None:
         limit = self.registry.options.dispose_timeout
         _, hung = await asyncio.wait(pending, timeout=limit)
-        if hung:
+        if hung and self.parent is not None:
             for future in hung:
                 future.cancel()
             err = RuntimeTimeout(f"plugin {self.name}: {len(hung)} disposer(s) did not finish within {limit}s")
             logger.error("%s", err)
             self.error = err
             self.epoch = INACTIVE
+        after()
+
+    def _after_unload(self) -> None:
+        self._injected_view = {}
+        if self.epoch is INACTIVE:
+            self._finish()
+        else:
+            self._start_reload()
 
     # ---- operations ----------------------------------------------------------------------------
     async def wait(self, raise_error: bool = True) -> "Fiber":
         """Wait while a transition runs; then raise the recorded error (unless told not to)."""
-        current = asyncio.current_task()
-        while self._task is not None and self._task is not current:
-            await asyncio.wait({self._task})
+        while self._busy:
+            if self._apply_task is not None and asyncio.current_task() is self._apply_task:
+                break  # awaited from inside its own apply: waiting would deadlock
+            if self._settle is None:
+                self._settle = asyncio.get_running_loop().create_future()
+            await asyncio.wait({self._settle})
         if raise_error and self.error is not None:
             raise self.error
         return self
@@ -214,24 +256,14 @@ class Fiber:
     def __await__(self):
         return self.wait().__await__()
 
-    def _settled(self, raise_error: bool):
-        """An awaitable for ``wait`` that is safe to drop unawaited (no 'never retrieved' warnings)."""
-        if self._task is None and (not raise_error or self.error is None):
-            return DONE
-        task = spawn(self.wait() if raise_error else self._wait_quietly())
-        task.add_done_callback(_retrieve)
-        return task
-
-    async def _wait_quietly(self) -> None:
-        await self.wait(raise_error=False)
-
     def restart(self):
+        """Unload and apply again; returns an awaitable that raises if the reload fails."""
         if self.uid is None:
             raise inactive_effect()
         self._generation += 1
         self._set_epoch(INACTIVE)
         self._refresh_epoch()
-        return self._settled(raise_error=True)
+        return Settling(self, raise_error=True)
 
     def update(self, config: Any, no_save: bool = False):
         """Store ``config`` and restart; returns an awaitable of the restart.
@@ -253,10 +285,9 @@ class Fiber:
             self.error = None
             return self.restart()
 
-        own = self.ctx.fiber
         chain = self.registry.events.waterfall(
             "internal/update", (self, resolved, no_save), default=restart_with_new_config,
-            scope=lambda ctx: ctx.fiber is own)
+            scope=lambda ctx: ctx.fiber is self)
         task = spawn(chain)
         task.add_done_callback(_retrieve)
         return task
@@ -264,9 +295,9 @@ class Fiber:
     def dispose(self):
         """Dispose the fiber (idempotent). Returns an awaitable that settles when it is unloaded."""
         if self.uid is None:
-            return self._settled(raise_error=False)
+            return Settling(self, raise_error=False)
         if self.parent is None:
-            return self._restart_root()
+            return self._dispose_root()
         self.uid = None
         registry = self.registry
         if registry.events.has_listeners("internal/plugin"):
@@ -277,36 +308,40 @@ class Fiber:
         if self._handle is not None:
             self._handle._disarm()
         self._set_epoch(INACTIVE)
-        if self._task is None:
+        if not self._busy:
             if self._effects:  # effects registered while PENDING or FAILED (D)
-                self._begin(State.UNLOADING, self._unload)
+                self._busy = True
+                self._start_unload()
             else:
                 self._set_state(State.DISPOSED)
-        return self._settled(raise_error=False)
+        return Settling(self, raise_error=False)
 
-    def _restart_root(self):
+    def _dispose_root(self):
         """Disposing the root fiber unloads all its effects; the root itself stays ACTIVE."""
-        if self._task is None and self._effects:
-            async def unload_all():
-                await self._unload_root()
-            self._task = spawn(self._drive_root(unload_all))
-        return self._settled(raise_error=False)
-
-    async def _drive_root(self, body) -> None:
-        try:
-            await body()
-        finally:
-            self._task = None
-
-    async def _unload_root(self) -> None:
-        handles = list(self._effects)
-        await tick()
-        pending = [r for r in (h() for h in reversed(handles)) if r is not DONE and not r.done()]
-        if pending:
-            await asyncio.wait(pending)
+        if not self._busy and self._effects:
+            self._busy = True
+            self._start_unload(after=self._finish)
+        return Settling(self, raise_error=False)
 
 
-_APPLY = "apply"
+class Settling:
+    """What restart() and dispose() return: await it to wait for the fiber to settle.
+
+    It is lazy (nothing runs if it is dropped) and ``done()`` tells whether the fiber is idle.
+    """
+
+    __slots__ = ("fiber", "raise_error")
+
+    def __init__(self, fiber: Fiber, raise_error: bool):
+        self.fiber = fiber
+        self.raise_error = raise_error
+
+    def done(self) -> bool:
+        return not self.fiber._busy
+
+    def __await__(self):
+        fiber = yield from self.fiber.wait(self.raise_error).__await__()
+        return fiber if self.raise_error else None
 
 
 def _retrieve(task: asyncio.Task) -> None:

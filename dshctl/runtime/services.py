@@ -107,7 +107,7 @@ class ServiceTable:
         if self.bindings.get(key) is binding:
             del self.bindings[key]
         provider._provided.pop(key, None)
-        waiting = [f for f in self.notify(binding.name, binding.realm) if f._task is not None]
+        waiting = [f for f in self.notify(binding.name, binding.realm) if f._busy]
 
         def drop_view() -> None:
             if provider._provided_view.get(binding.name) is binding:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
@@ -12,7 +11,7 @@ from dshctl.bundles.install import Installer, Options
 from dshctl.bundles.store import Store
 from dshctl.errors import DshctlError
 
-from .conftest import git, snapshot
+from .conftest import snapshot
 
 
 def add(home, *specs, profile="web", **opts):

@@ -110,3 +110,13 @@ def test_concurrent_adds_on_one_profile_are_serialized(home, repos):
     assert sorted(manifest["dsh"]["profile"]["bundles"][1:]) == ["dsh-c0", "dsh-c1", "dsh-c2"]
     lock = json.loads((home / "profiles/web/dshctl.lock.json").read_text())
     assert sorted(lock["packages"]) == ["dsh-c0", "dsh-c1", "dsh-c2"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_fault_during_install_of_the_locked_state(home, populated, step):
+    profile = home / "profiles" / "web"
+    (profile / "node_modules/dsh-a/cordis.patch.yml").write_text("- id: tampered\n")
+    before = snapshot(profile)
+    with pytest.raises(InjectedFault):
+        Installer(home, "web", Options(fault_at=step)).install()
+    assert snapshot(profile) == before

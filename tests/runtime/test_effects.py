@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from dshctl.runtime import INACTIVE_EFFECT, Context, CordisError, State
 
@@ -268,3 +269,47 @@ async def test_item_11_get_effects_returns_label_tree():
         {"label": "ctx.plugin()", "children": []},
     ]
     assert root.get_effects() == [{"label": "ctx.plugin()", "children": []}]
+
+
+# A random effect tree: each node is an effect whose setup yields its children's handles and
+# plain disposers, in order. Disposing the root handle must undo every disposer exactly once, each
+# node's collected disposers newest first (children included, recursively).
+TREE = st.recursive(st.integers(0, 3).map(lambda n: ("leaf", n)),
+                    lambda kids: st.lists(st.one_of(kids, st.integers(0, 2).map(lambda n: ("leaf", n))),
+                                          max_size=3).map(lambda ks: ("node", ks)),
+                    max_leaves=12)
+
+
+def _expected_and_build(root_ctx, tree, log, path="r"):
+    """Build the effect for ``tree``; return (handle, the disposal order the semantics predict)."""
+    kind, payload = tree
+    items, orders = [], []
+    if kind == "leaf":
+        for i in range(payload):
+            items.append(lambda tag=f"{path}.{i}": log.append(tag))
+            orders.append([f"{path}.{i}"])
+    else:
+        for i, child in enumerate(payload):
+            handle, order = _expected_and_build(root_ctx, child, log, f"{path}.{i}")
+            items.append(handle)
+            orders.append(order)
+
+    def setup():
+        yield from items
+    handle = root_ctx.effect(setup, path)
+    return handle, [tag for order in reversed(orders) for tag in order]
+
+
+@settings(max_examples=150, deadline=None)
+@given(tree=TREE)
+def test_nested_effect_trees_dispose_lifo_exactly_once(tree):
+    async def main():
+        root = Context()
+        log = []
+        handle, expected = _expected_and_build(root, tree, log)
+        assert [e["label"] for e in root.get_effects()] == ["r"]   # children left the top level
+        await handle()
+        await handle()
+        assert log == expected
+        assert root.get_effects() == []
+    asyncio.run(main())

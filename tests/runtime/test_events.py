@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from dshctl.runtime import AggregateError, Context, RuntimeOptions, RuntimeTimeout
 
@@ -131,3 +132,82 @@ async def test_listener_registration_is_an_effect_undone_on_unload():
     await fiber.dispose()
     root.emit("e", 2)
     assert heard == [1]
+
+
+RESULTS = st.one_of(st.none(), st.just(False), st.just(True), st.integers(-2, 2), st.sampled_from(["", "x"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(results=st.lists(RESULTS, max_size=6), asynchronous=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_serial_and_bail_return_first_result_neither_none_nor_false(results, asynchronous):
+    expected = next((r for r in results if r is not None and r is not False), None)
+    calls = []
+
+    def listener(index, value):
+        def sync():
+            calls.append(index)
+            return value
+
+        async def later():
+            calls.append(index)
+            return value
+        return later if asynchronous[index] else sync
+
+    async def main():
+        root = Context()
+        for index, value in enumerate(results):
+            root.on("pick", listener(index, value))
+        got = await root.serial("pick")
+        assert got is expected or (got == expected and type(got) is type(expected))
+        # listeners after the winner never run
+        stop = next((i for i, r in enumerate(results) if r is not None and r is not False), len(results) - 1)
+        assert calls == list(range(stop + 1)) if results else calls == []
+
+    asyncio.run(main())
+    sync_root = Context()
+    for value in results:
+        sync_root.on("pick", lambda value=value: value)
+    got = sync_root.bail("pick")
+    assert got is expected or (got == expected and type(got) is type(expected))
+
+
+@settings(max_examples=100, deadline=None)
+@given(vetoes=st.lists(st.booleans(), max_size=6))
+def test_waterfall_runs_until_the_first_listener_that_skips_next(vetoes):
+    ran = []
+
+    def make(index, veto):
+        async def listener(next):
+            ran.append(index)
+            if veto:
+                return f"veto {index}"
+            return await next()
+        return listener
+
+    async def main():
+        root = Context()
+        for index, veto in enumerate(vetoes):
+            root.on("chain", make(index, veto))
+        return await root.waterfall("chain", default=lambda: "default")
+
+    result = asyncio.run(main())
+    first_veto = next((i for i, v in enumerate(vetoes) if v), None)
+    if first_veto is None:
+        assert result == "default" and ran == list(range(len(vetoes)))
+    else:
+        assert result == f"veto {first_veto}" and ran == list(range(first_veto + 1))
+
+
+@run_async
+async def test_waterfall_timeout_does_not_blame_a_slow_default_handler():
+    root = Context(RuntimeOptions(waterfall_timeout=0.02))
+
+    async def slow_default():
+        await asyncio.sleep(0.08)
+        return "restarted"
+
+    async def passes(next):
+        return await next()
+
+    root.on("slow", passes)
+    assert await root.waterfall("slow", default=slow_default) == "restarted"

@@ -1,0 +1,1 @@
+"""Services: git sources, the content-addressed store, install/lock, npm ranges (docs/bundles.md)."""

@@ -1,0 +1,105 @@
+"""Config hot reload: watch both user layers, recompose, apply through the loader's transaction.
+
+* Serialized: one reload at a time (a lock), whatever triggered it (watcher or control socket).
+* Coalesced: a save during a reload only sets the dirty flag; exactly one more pass follows. No extra
+  debounce timer (dsh-config.md §10).
+* Failure of any stage (read, parse, validate, compose, apply) keeps the last good tree: the loader's
+  update is transactional. The failure is logged with every failed row and file:line:col, and the
+  parallel event ``hmr/config-update-failed(filename, error)`` is broadcast; its listeners' failures
+  are only logged. Nothing escapes the watcher.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dshctl.errors import DshctlError
+
+from .composer import RestartRequired
+from .outcome import REJECTED, UNCHANGED, ReloadOutcome, error_json
+from .watch import PathWatcher
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runner import Host
+
+FAILED_EVENT = "hmr/config-update-failed"
+
+
+class ConfigReloader:
+    def __init__(self, host: "Host", *, force_polling: bool | None = None):
+        self.host = host
+        self.lock = asyncio.Lock()
+        self.dirty = False
+        self.passes = 0               # reloads actually run (tests check the coalescing with it)
+        self._changed: set[Path] = set()
+        self._pump: asyncio.Task | None = None
+        self.watcher = PathWatcher(host.composer.user_files, self.poke, force_polling=force_polling)
+
+    async def start(self) -> None:
+        self.watcher.start()
+        await self.watcher.ready.wait()
+        self.poke(self.host.composer.user_files)  # like dsh's initial scan: a no-op when nothing changed
+
+    async def stop(self) -> None:
+        """Close the watcher, then wait for the running reload (dsh's dispose order)."""
+        await self.watcher.stop()
+        self.dirty = False
+        if self._pump is not None:
+            await asyncio.gather(self._pump, return_exceptions=True)
+
+    def poke(self, paths) -> None:
+        """A watched file changed: schedule a pass, or mark the running one dirty."""
+        self._changed.update(paths)
+        self.dirty = True
+        if self._pump is None or self._pump.done():
+            self._pump = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self.dirty:
+            self.dirty = False
+            files, self._changed = sorted(self._changed), set()
+            try:
+                await self.reload("watch", files)
+            except Exception as exc:  # noqa: BLE001 - never escape the watcher
+                self.host.log.event("reload/internal-error", f"{type(exc).__name__}: {exc}", level="error")
+
+    async def reload(self, trigger: str, files: list | None = None) -> ReloadOutcome:
+        """One serialized pass: recompose the layers and apply them."""
+        async with self.lock:
+            self.passes += 1
+            files = list(files or self.host.composer.user_files)
+            started = time.perf_counter()
+            outcome = await self._pass(trigger, files)
+            outcome.duration_ms = (time.perf_counter() - started) * 1000
+            self.host.record_reload(outcome)
+            if not outcome.ok:
+                await self._broadcast_failure(outcome)
+            return outcome
+
+    async def _pass(self, trigger: str, files: list) -> ReloadOutcome:
+        try:
+            composed = self.host.composer.compose()
+        except RestartRequired as err:
+            return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)],
+                                 warnings=["restart required"])
+        except DshctlError as err:
+            return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)])
+        warnings = [str(w) for w in composed.warnings]
+        if self.host.is_running(composed.rows):
+            return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=self.host.digest)
+        outcome = await self.host.apply_rows(composed.rows, trigger, files)
+        outcome.warnings = warnings + outcome.warnings
+        return outcome
+
+    async def _broadcast_failure(self, outcome: ReloadOutcome) -> None:
+        filename = str(outcome.files[0]) if outcome.files else ""
+        error = DshctlError("; ".join(e["message"] for e in outcome.errors) or outcome.summary())
+        try:
+            await self.host.root.parallel(FAILED_EVENT, filename, error)
+        except BaseException as exc:  # noqa: BLE001 - listener failures are only logged
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            self.host.log.event("reload/listener-failed", f"{FAILED_EVENT} listener failed: {exc}",
+                                level="warn")

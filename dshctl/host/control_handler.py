@@ -1,0 +1,20 @@
+"""What the host answers on its control socket (the protocol is in docs/host.md)."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runner import Host
+
+
+async def handle(host: "Host", request: dict) -> dict:
+    op = request.get("op")
+    if op == "ping":
+        return {"ok": True, "pid": os.getpid()}
+    if op == "status":
+        return {"ok": True, "status": host.status()}
+    if op == "reload":
+        outcome = await host.reloader.reload("control")
+        return {"ok": True, "outcome": outcome.to_json()}
+    return {"ok": False, "error": f"unknown op {op!r} (expected reload, status or ping)"}

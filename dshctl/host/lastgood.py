@@ -1,0 +1,64 @@
+"""The last known good composition of a profile (Caddy's autosave, Erlang's permanent release).
+
+Every successful apply records the composed rows, atomically, in ``<profile>/.dshctl/last-good.json``:
+``{"version": 1, "saved_at": <ISO time>, "profile", "digest", "rows": [...]}``. ``!!js`` values are
+kept unevaluated as ``{"__jsExpr": "<text>"}``, so booting from the record evaluates them afresh.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dshctl.core import fsutil
+from dshctl.core.dialect import load_json, read_text
+from dshctl.core.nodes import to_plain
+from dshctl.errors import DshctlError, Loc, ParseError
+
+VERSION = 1
+
+
+@dataclass
+class LastGood:
+    rows: list
+    saved_at: str
+    digest: str
+    path: Path
+
+
+def rows_digest(rows: list) -> str:
+    """A stable fingerprint of composed rows: equal rows give equal digests (positions ignored)."""
+    text = json.dumps(to_plain(rows), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def record(path: Path, profile: str, rows: list) -> str:
+    """Write the record for ``rows`` (atomic: readers see the old record or the new one)."""
+    digest = rows_digest(rows)
+    doc = {"version": VERSION, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "profile": profile,
+           "digest": digest, "rows": to_plain(rows)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fsutil.atomic_write(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n", mode=0o600)
+    return digest
+
+
+def load(path: Path) -> LastGood | None:
+    """The record at ``path``, or None when there is none. A damaged record is an error, not None."""
+    try:
+        text = read_text(path)
+    except ParseError as exc:
+        if exc.message == "file not found":
+            return None
+        raise DshctlError(f"cannot read the last-good record: {exc.message}", loc=Loc(str(path)),
+                          hint="delete it; the next successful apply writes a new one") from None
+    try:
+        doc = load_json(text, path).value
+    except ParseError as exc:
+        raise DshctlError(f"the last-good record is not valid JSON: {exc.message}", loc=exc.loc,
+                          hint="delete it; the next successful apply writes a new one") from None
+    if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("rows"), list):
+        raise DshctlError("the last-good record has an unknown shape", loc=Loc(str(path), 1, 1),
+                          hint="it was written by another dshctl version; delete it")
+    return LastGood(doc["rows"], str(doc.get("saved_at", "")), str(doc.get("digest", "")), path)

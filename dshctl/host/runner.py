@@ -1,0 +1,269 @@
+"""``dshctl host run``: boot the composed profile, serve the control socket, hot reload, shut down LIFO.
+
+The :class:`Host` owns one runtime (``Context``), one loader, the config reloader, the module reloader
+and the control server. Everything it decides is logged through :class:`HostLog`.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dshctl.errors import DshctlError, Loc
+
+from . import lastgood, state_dir
+from .composer import HostComposer
+from .hostlog import HostLog
+from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, ROLLED_BACK, ReloadOutcome, error_json
+
+
+@dataclass
+class HostOptions:
+    home: Path
+    profile: str
+    patches: list = field(default_factory=list)
+    resume: bool = False
+    strict: bool = False            # rows without a Python implementation fail instead of being skipped
+    run_for: float | None = None    # seconds, then a graceful shutdown (CI, demos)
+    force_polling: bool | None = None
+    module_reload: bool = True
+    socket_mode: int = 0o600
+
+
+class Host:
+    def __init__(self, options: HostOptions, log: HostLog):
+        self.options = options
+        self.log = log
+        self.composer = HostComposer(options.home, options.profile, options.patches)
+        self.profile_dir = self.composer.directory
+        self.last_good_path = state_dir.last_good_path(options.home, options.profile)
+        self.socket_path = state_dir.socket_path(options.home, options.profile)
+        self.root = None
+        self.loader = None
+        self.rows: list = []
+        self.digest: str | None = None
+        self.source = "layers"
+        self.started_at = time.time()
+        self.last_reload: ReloadOutcome | None = None
+        self.boot_report: dict | None = None
+        self.reloader = None
+        self.modules = None
+        self.control = None
+        self._stopping = asyncio.Event()
+
+    # ---- boot ----------------------------------------------------------------------------------
+    async def boot(self) -> None:
+        from dshctl.runtime import Context
+        self.root = Context()
+        self.root.provide("host", self)
+        self._watch_lifecycle()
+        rows = self._initial_rows()
+        report = await self._start(rows)
+        if report is not None and report.ok:
+            self._commit(rows)
+            return
+        fallback = self._load_last_good() if self.options.resume and self.source == "layers" else None
+        if fallback is not None and lastgood.rows_digest(fallback.rows) != lastgood.rows_digest(rows):
+            if self.loader is not None:
+                await self.loader.stop()
+            self.log.event("host/resume", f"the current layers failed to start; booting from the last-good "
+                           f"record saved at {fallback.saved_at} ({fallback.path})", level="warn")
+            self.source = "last-good"
+            report = await self._start(fallback.rows)
+            rows = fallback.rows
+        if report is None:
+            raise DshctlError("the profile failed to start", loc=Loc(str(self.profile_dir)),
+                              hint="fix the rows named above, or run with --resume to boot the last good tree")
+        self.rows, self.digest = rows, lastgood.rows_digest(rows)
+        if report.ok:
+            self._commit(rows)
+
+    def _initial_rows(self) -> list:
+        try:
+            return self.composer.boot().rows
+        except DshctlError as err:
+            record = self._load_last_good() if self.options.resume else None
+            if record is None:
+                raise
+            self.log.event("host/resume", f"the current layers do not compose ({err}); booting from the "
+                           f"last-good record saved at {record.saved_at} ({record.path})", level="warn")
+            self.source = "last-good"
+            return record.rows
+
+    def _load_last_good(self):
+        record = lastgood.load(self.last_good_path)
+        if record is None:
+            self.log.event("host/resume", f"no last-good record at {self.last_good_path}", level="warn")
+        return record
+
+    async def _start(self, rows: list):
+        """Start a fresh loader on ``rows``; the report, or None when the loader refused the tree."""
+        from dshctl.loader import Loader, LoaderError
+        self.loader = Loader(self.root, home=self.options.home, skip_unavailable=not self.options.strict)
+        try:
+            report = await self.loader.start(rows, base_dir=self.profile_dir)
+        except LoaderError as err:
+            self.log.event("host/boot-failed", str(err), level="error", hint=err.hint)
+            self.loader = None
+            return None
+        self.boot_report = report.to_json()
+        self._log_rows(report.to_json()["rows"], "boot")
+        failed = [r for r in report.rows if r.action == "failed"]
+        if failed:
+            self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
+        return report
+
+    def _commit(self, rows: list) -> None:
+        self.rows = rows
+        self.digest = lastgood.record(self.last_good_path, self.options.profile, rows)
+
+    def _watch_lifecycle(self) -> None:
+        from dshctl.runtime import State
+
+        def on_status(fiber, old_state):
+            if fiber.state in (State.ACTIVE, State.FAILED) and fiber.state != old_state:
+                level = "error" if fiber.state == State.FAILED else "debug"
+                why = f": {fiber.error}" if fiber.state == State.FAILED and fiber.error else ""
+                self.log.event("fiber/" + fiber.state.name.lower(), f"{fiber.name}{why}", level=level)
+        self.root.on("internal/status", on_status, global_=True)
+
+    def _log_rows(self, rows: list, what: str) -> None:
+        for row in rows:
+            action = row.get("action")
+            if action in ("unchanged", None):
+                continue
+            level = "error" if action == "failed" else "warn" if action in ("skipped", "rolled-back") else "info"
+            where = f" at {row['loc']}" if row.get("loc") and action == "failed" else ""
+            reason = f": {row['reason']}" if row.get("reason") else ""
+            self.log.event(f"row/{action}", f"{row['id']} ({row['name']}){where}{reason}", level=level,
+                           during=what)
+
+    # ---- reload --------------------------------------------------------------------------------
+    def is_running(self, rows: list) -> bool:
+        return self.digest is not None and lastgood.rows_digest(rows) == self.digest
+
+    async def apply_rows(self, rows: list, trigger: str, files: list) -> ReloadOutcome:
+        """Apply ``rows`` through the loader's transactional update and classify the result."""
+        from dshctl.loader import LoaderError, LoaderUpdateError
+        if self.loader is None:
+            report = await self._start(rows)
+            if report is None or not report.ok:
+                return ReloadOutcome(REJECTED, trigger, files, rows=(report.to_json()["rows"] if report else []),
+                                     errors=[{"message": "the tree failed to start", "loc": None, "hint": None}])
+            self._commit(rows)
+            return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
+        try:
+            report = await self.loader.update(rows)
+        except LoaderUpdateError as err:
+            report_rows = err.report.to_json()["rows"] if err.report is not None else []
+            touched = any(r["action"] not in ("unchanged", "failed") for r in report_rows)
+            verdict = ROLLBACK_FAILED if err.rollback_failed else ROLLED_BACK if touched else REJECTED
+            return ReloadOutcome(verdict, trigger, files, rows=report_rows, errors=[error_json(err)],
+                                 digest=self.digest)
+        except LoaderError as err:
+            return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)], digest=self.digest)
+        self._commit(rows)
+        self.source = "layers"
+        return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
+
+    def record_reload(self, outcome: ReloadOutcome) -> None:
+        self.last_reload = outcome
+        if outcome.verdict == "unchanged" and outcome.trigger == "watch":
+            return  # the watcher's initial scan and no-op saves are not news
+        level = "info" if outcome.ok else "error"
+        files = ", ".join(str(f) for f in outcome.files)
+        if not outcome.ok:
+            self.log.event("reload/failed", f"config reload at {files} failed", level="error")
+            for err in outcome.errors:
+                where = f"{err['loc']}: " if err.get("loc") else ""
+                self.log.event("reload/error", where + err["message"], level="error", hint=err.get("hint"))
+        self._log_rows(outcome.rows, "reload")
+        self.log.event(f"reload/{outcome.verdict}", outcome.summary(), level=level,
+                       duration_ms=round(outcome.duration_ms, 1))
+
+    def all_entries(self) -> list:
+        """Every loader entry, including the rows of include subtrees."""
+        out, todo = [], list(self.loader.entries()) if self.loader else []
+        while todo:
+            entry = todo.pop(0)
+            out.append(entry)
+            if entry.subtree is not None:
+                todo.extend(entry.subtree.order())
+        return out
+
+    def loader_of(self, entry):
+        return entry.tree.loader
+
+    # ---- status --------------------------------------------------------------------------------
+    def status(self) -> dict:
+        from .status import host_status
+        return host_status(self)
+
+    # ---- run -----------------------------------------------------------------------------------
+    async def serve(self) -> None:
+        from .config_reload import ConfigReloader
+        from .control import ControlServer
+        from .control_handler import handle
+        self.reloader = ConfigReloader(self, force_polling=self.options.force_polling)
+        await self.reloader.start()
+        self.control = ControlServer(self.socket_path, lambda req: handle(self, req),
+                                     mode=self.options.socket_mode)
+        await self.control.start()
+        if self.options.module_reload:
+            from .module_reload import ModuleReloader
+            self.modules = ModuleReloader(self)
+            await self.modules.start()
+        self.log.event("host/ready", f"profile {self.options.profile!r} running ({self.source}); "
+                       f"control socket {self.socket_path}", pid=os.getpid(), socket=str(self.socket_path))
+        http = self.root.get("http")
+        if http is not None:
+            self.log.event("host/http", f"serving {http.url} (status page: {http.url}status)", url=http.url)
+
+    def request_stop(self, why: str) -> None:
+        if not self._stopping.is_set():
+            self.log.event("host/stopping", why)
+            self._stopping.set()
+
+    async def wait(self) -> None:
+        if self.options.run_for is not None:
+            try:
+                await asyncio.wait_for(self._stopping.wait(), self.options.run_for)
+            except asyncio.TimeoutError:
+                self.request_stop(f"--for {self.options.run_for:g}s elapsed")
+        else:
+            await self._stopping.wait()
+
+    async def shutdown(self) -> None:
+        """Stop the watchers and the socket, then dispose every row newest first."""
+        for part in (self.modules, self.reloader):
+            if part is not None:
+                await part.stop()
+        if self.control is not None:
+            await self.control.stop()
+        if self.loader is not None:
+            await self.loader.stop()
+        self.log.event("host/stopped", "every row disposed")
+
+
+async def run_host(options: HostOptions, log: HostLog) -> int:
+    host = Host(options, log)
+    handler = log.attach_logging()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, host.request_stop, f"received {signal.Signals(sig).name}")
+    try:
+        log.event("host/booting", f"profile {options.profile!r} in {options.home}")
+        try:
+            await host.boot()
+            await host.serve()
+            await host.wait()
+        finally:
+            await host.shutdown()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        log.detach_logging(handler)
+    return 0

@@ -1,0 +1,78 @@
+"""The status document: running tree vs the files on disk vs the last-good record.
+
+Shape (``dshctl status --format json``): ``{"host": {...}, "rows": [{"id", "name", "state", "config",
+"children": [...]}, ...], "last_reload": {...} | null}``; ``host.drift`` says in words how the three
+trees compare, e.g. "reload failed at 12:03: old tree still running".
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from dshctl.errors import DshctlError
+
+from . import lastgood
+from .composer import RestartRequired
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runner import Host
+
+
+def host_status(host: "Host") -> dict:
+    disk = _on_disk(host)
+    good = _last_good(host)
+    info = {
+        "pid": os.getpid(), "profile": host.options.profile, "home": str(host.options.home),
+        "profile_dir": str(host.profile_dir), "socket": str(host.socket_path),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(host.started_at)),
+        "uptime_s": round(time.time() - host.started_at, 1), "source": host.source,
+        "running_digest": host.digest, "on_disk": disk, "last_good": good,
+        "reloads": host.reloader.passes if host.reloader else 0,
+        "modules": host.modules.summary() if host.modules else None,
+    }
+    info["drift"] = drift(host, disk, good)
+    return {"host": info, "rows": host.loader.tree_snapshot() if host.loader else [],
+            "last_reload": host.last_reload.to_json() if host.last_reload else None}
+
+
+def _on_disk(host: "Host") -> dict:
+    try:
+        rows = host.composer.compose().rows
+    except RestartRequired as err:
+        return {"digest": None, "error": str(err), "restart_required": True}
+    except DshctlError as err:
+        return {"digest": None, "error": str(err)}
+    return {"digest": lastgood.rows_digest(rows)}
+
+
+def _last_good(host: "Host") -> dict | None:
+    try:
+        record = lastgood.load(host.last_good_path)
+    except DshctlError as err:
+        return {"digest": None, "error": str(err), "path": str(host.last_good_path)}
+    if record is None:
+        return None
+    return {"digest": record.digest, "saved_at": record.saved_at, "path": str(record.path)}
+
+
+def drift(host: "Host", disk: dict, good: dict | None) -> list[str]:
+    """Sentences comparing running, on-disk and last-good trees (empty list: all three agree)."""
+    lines = []
+    last = host.last_reload
+    if disk.get("digest") != host.digest:
+        if last is not None and not last.ok:
+            lines.append(last.summary())
+        elif disk.get("restart_required"):
+            lines.append("the files on disk need a host restart (bundle membership changed)")
+        elif disk.get("error"):
+            lines.append(f"the files on disk do not compose: {disk['error']}")
+        else:
+            lines.append("the files on disk differ from the running tree (a reload is pending)")
+    if good is None:
+        lines.append("no last-good record yet")
+    elif good.get("digest") != host.digest:
+        lines.append("the running tree is not the last-good record (it has rows that failed to start)")
+    if host.source == "last-good":
+        lines.append("booted from the last-good record")
+    return lines

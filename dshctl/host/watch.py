@@ -1,0 +1,83 @@
+"""Exact-path file watching with watchfiles, including paths whose parent directory does not exist yet.
+
+Each target's nearest existing ancestor directory is watched (not recursively). When a missing directory
+on a target's path appears, the watch set is rebuilt, so a file created later under a new directory is
+still seen. ``on_change(paths)`` is called with the targets that were added, changed or deleted.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Callable, Iterable
+
+# watchfiles groups events for up to DEBOUNCE ms, yielding STEP ms after the last one: small values keep
+# save-to-reload latency low (docs/performance.md); the reloader's dirty flag does the coalescing.
+DEBOUNCE_MS = 200
+STEP_MS = 5
+
+
+def _anchor(target: Path) -> Path:
+    """The nearest existing ancestor directory of ``target``."""
+    node = target.parent
+    while not node.is_dir() and node != node.parent:
+        node = node.parent
+    return node
+
+
+class PathWatcher:
+    def __init__(self, targets: Iterable[Path], on_change: Callable[[list[Path]], None], *,
+                 force_polling: bool | None = None):
+        self.targets = {Path(os.path.abspath(t)) for t in targets}
+        self.on_change = on_change
+        self.force_polling = force_polling
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.ready = asyncio.Event()  # set once the first watch set is registered
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(self._task, 5)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+
+    def add(self, targets: Iterable[Path]) -> None:
+        """Watch more paths (takes effect when the current batch is handled)."""
+        new = {Path(os.path.abspath(t)) for t in targets} - self.targets
+        if new:
+            self.targets |= new
+            self._rebuild = True
+
+    _rebuild = False
+
+    async def _run(self) -> None:
+        from watchfiles import awatch
+
+        existing = {t for t in self.targets if t.exists()}
+        while not self._stop.is_set():
+            # a file that appeared or vanished while the watch set was rebuilt is not missed
+            now = {t for t in self.targets if t.exists()}
+            if now != existing:
+                self.on_change(sorted(now ^ existing))
+            existing = now
+            anchors = {_anchor(t) for t in self.targets}
+            # a change to a directory on the way to a target means the anchor set must be rebuilt
+            pending_dirs = {p for t in self.targets for p in t.parents if p not in anchors}
+            self._rebuild = False
+            watch = awatch(*sorted(anchors), recursive=False, debounce=DEBOUNCE_MS, step=STEP_MS,
+                           stop_event=self._stop, watch_filter=None, force_polling=self.force_polling,
+                           rust_timeout=500, yield_on_timeout=True, ignore_permission_denied=True)
+            self.ready.set()
+            async for changes in watch:
+                paths = {Path(p) for _, p in changes}
+                hit = sorted(paths & self.targets)
+                if hit:
+                    self.on_change(hit)
+                existing = {t for t in self.targets if t.exists()}
+                if paths & pending_dirs or self._rebuild or {_anchor(t) for t in self.targets} != anchors:
+                    break  # rebuild the watch set

@@ -1,0 +1,249 @@
+"""One transactional tree update (cordis-runtime.md §6.2-§6.3).
+
+Every row of the new list is applied concurrently; each change records how to undo itself, in two
+logs: ``fields`` (options, structure, realms, intercepts; plain assignments) and ``fibers`` (stop,
+start, replace, config update). A rollback restores all fields first, then undoes fiber changes
+newest first, so rows added by the update are removed in reverse order and every changed row comes
+back with its previous options.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from dshctl.runtime import State
+
+from .entry import REPLACE_KEYS, Entry, changed_keys
+from .errors import LoaderUpdateError, cause_text
+from .plan import RowPlan
+from .report import RowOutcome, UpdateReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tree import Tree
+
+
+class Transaction:
+    def __init__(self, tree: "Tree", plans: list[RowPlan], *, boot: bool):
+        self.tree = tree
+        self.plans = plans
+        self.boot = boot
+        self.fields: list[Callable[[], None]] = []
+        self.fibers: list[Callable[[], Awaitable[None]]] = []
+        self.touched: dict[Entry, None] = {}
+        self.failures: dict[Entry, BaseException] = {}
+        self.actions: dict[Entry, str] = {}
+        self.by_plan: dict[int, Entry] = {}
+
+    # ---- the update ------------------------------------------------------------------------------
+    async def run(self) -> UpdateReport:
+        tree = self.tree
+        kept = {plan.id for plan in self.plans}
+        removed = [e for e in tree.order() if e.id not in kept]
+        tasks = [asyncio.ensure_future(self._apply(plan)) for plan in self.plans]
+        if tasks:
+            await asyncio.wait(tasks)
+        for task, plan in zip(tasks, self.plans):
+            if task.exception() is not None:
+                self._fail(self.by_plan[id(plan)], task.exception())
+        await settle([e.fiber for e in self.touched if e.fiber is not None])
+        if tree.owner_gone():
+            return self._report()  # teardown wins (§6.3 step 3)
+        self._collect_fiber_errors()
+        if self.failures and not self.boot:
+            await self._rollback()
+        for entry in reversed(removed):   # children before their groups
+            await tree.loader.dispose_entry(entry)
+            self.actions[entry] = "stopped"
+            tree.forget(entry)
+        tree.commit(self.plans, self.by_plan)
+        return self._report()
+
+    async def _apply(self, plan: RowPlan) -> None:
+        tree = self.tree
+        entry = tree.store.get(plan.id)
+        if entry is None:
+            entry = Entry(tree, plan.id, plan.row)
+            tree.store[plan.id] = entry
+            self.fields.append(lambda: tree.store.pop(plan.id, None))
+        self.by_plan[id(plan)] = entry
+        old_options, was_active = entry.options, entry.fiber is not None
+        self._set_fields(entry, plan)
+        realms_changed = entry.refresh_realms()
+        entry.refresh_intercepts()
+        if not was_active and not plan.active:
+            self.actions[entry] = "skipped" if plan.skipped else ("disabled" if entry.disabled else "unchanged")
+        elif was_active and not plan.active:
+            await self._stop(entry, "skipped" if plan.skipped else "stopped")
+        elif not was_active:
+            self._start(entry)
+        else:
+            await self._change(entry, old_options, realms_changed)
+
+    def _set_fields(self, entry: Entry, plan: RowPlan) -> None:
+        saved = (entry.options, entry.parent, entry.plugin, entry.skipped, entry.is_group,
+                 entry.disabled, dict(entry.realms), dict(entry.intercepts))
+
+        def restore() -> None:
+            (entry.options, entry.parent, entry.plugin, entry.skipped, entry.is_group,
+             entry.disabled, realms, intercepts) = saved
+            entry.realms.clear()
+            entry.realms.update(realms)
+            entry.intercepts.clear()
+            entry.intercepts.update(intercepts)
+        self.fields.append(restore)
+        entry.options = plan.row
+        entry.parent = self.by_plan[id(plan.parent)] if plan.parent is not None else None
+        entry.plugin = plan.plugin
+        entry.skipped = plan.skipped
+        entry.is_group = plan.is_group
+        entry.disabled = plan.disabled
+
+    # ---- fiber changes ------------------------------------------------------------------------------
+    def _start(self, entry: Entry) -> None:
+        loader = self.tree.loader
+        loader.plug(entry)
+        self.touched[entry] = None
+        self.actions[entry] = "started"
+        self.fibers.append(lambda: loader.dispose_entry(entry))
+
+    async def _stop(self, entry: Entry, action: str) -> None:
+        loader = self.tree.loader
+        await loader.dispose_entry(entry)
+        self.actions[entry] = action
+
+        async def restart_old() -> None:
+            loader.plug(entry)
+            self.touched[entry] = None
+        self.fibers.append(restart_old)
+
+    async def _replace(self, entry: Entry) -> None:
+        """Name, inject or group changed: the new plugin was imported already; the old fiber is
+        disposed (awaited, §12.4) before the new one starts, and comes back on rollback."""
+        loader = self.tree.loader
+        await loader.dispose_entry(entry)
+        loader.plug(entry)
+        self.touched[entry] = None
+        self.actions[entry] = "restarted"
+
+        async def back_to_old() -> None:
+            await loader.dispose_entry(entry)
+            loader.plug(entry)
+        self.fibers.append(back_to_old)
+
+    async def _change(self, entry: Entry, old_options: dict, realms_changed: set[str]) -> None:
+        keys = changed_keys(old_options, entry.options, group=entry.is_group)
+        if any(k in keys for k in REPLACE_KEYS) or entry.plugin is not entry.fiber.plugin:
+            await self._replace(entry)
+        elif realms_changed & entry.relevant_services():
+            await self._restart(entry)
+        elif "config" in keys:
+            await self._update_config(entry)
+        else:
+            self.actions[entry] = "updated" if keys else "unchanged"
+
+    async def _restart(self, entry: Entry) -> None:
+        fiber = entry.fiber
+        self.touched[entry] = None
+        self.actions[entry] = "restarted"
+
+        async def restart_again() -> None:  # realms are restored by then
+            if fiber.uid is not None:
+                await _quietly(fiber.restart())
+        self.fibers.append(restart_again)
+        await _quietly(fiber.restart())
+
+    async def _update_config(self, entry: Entry) -> None:
+        loader = self.tree.loader
+        fiber = entry.fiber
+        generation = fiber._generation
+        self.touched[entry] = None
+
+        async def back_to_old_config() -> None:
+            if entry.fiber is fiber and fiber.uid is not None:
+                await _quietly(fiber.update(loader.config_for(entry), no_save=True))
+        self.fibers.append(back_to_old_config)
+        try:
+            await fiber.update(loader.config_for(entry), no_save=True)
+        finally:
+            self.actions[entry] = "restarted" if fiber._generation != generation else "updated"
+
+    # ---- failure and rollback -------------------------------------------------------------------
+    def _fail(self, entry: Entry, err: BaseException) -> None:
+        self.failures.setdefault(entry, err)
+
+    def _collect_fiber_errors(self) -> None:
+        for entry in self.touched:
+            fiber = entry.fiber
+            if fiber is not None and fiber.state is State.FAILED and fiber.error is not None:
+                self._fail(entry, fiber.error)
+
+    async def _rollback(self) -> None:
+        for undo in reversed(self.fields):
+            undo()
+        broken: list[tuple[Entry, BaseException]] = []
+        for undo in reversed(self.fibers):
+            try:
+                await undo()
+            except Exception as err:  # noqa: BLE001 - reported as a failed rollback below
+                broken.append((None, err))  # type: ignore[arg-type]
+        restored = [e for e in self.touched if e.fiber is not None]
+        await settle([e.fiber for e in restored])
+        broken += [(e, e.fiber.error) for e in restored
+                   if e.fiber.state is State.FAILED and e.fiber.error is not None]
+        report = self._report(rolled_back=True)
+        raise self._error(report, broken)
+
+    def _error(self, report: UpdateReport, broken: list) -> LoaderUpdateError:
+        lines = [failure_line(e, err) for e, err in self.failures.items()]
+        first = next(iter(self.failures))
+        if len(lines) == 1:
+            message = lines[0]
+        else:
+            message = f"loader entries failed to apply: {'; '.join(lines)}"
+        if broken:
+            extra = "; ".join(cause_text(err) if e is None else failure_line(e, err) for e, err in broken)
+            message = f"loader entry rollback failed: {message}; then: {extra}"
+        report.error = message
+        return LoaderUpdateError(
+            message, loc=first.loc, report=report, causes=list(self.failures.values()),
+            rollback_failed=bool(broken),
+            hint=("the previous tree could not be fully restored; check the rows named above"
+                  if broken else "the previous tree was restored and keeps running"))
+
+    def _report(self, *, rolled_back: bool = False) -> UpdateReport:
+        report = UpdateReport()
+        for entry, action in self.actions.items():
+            reason = None
+            if entry in self.failures:
+                action, reason = "failed", cause_text(self.failures[entry])
+            elif rolled_back and action not in ("unchanged", "disabled", "skipped"):
+                action = "rolled-back"
+            elif action == "skipped":
+                reason = entry.skipped
+            report.add(RowOutcome(entry.full_id, entry.name, action, reason, entry.loc))
+            sub = entry.subtree.last_report if entry.subtree is not None else None
+            if sub is not None and action not in ("unchanged",):
+                report.rows.extend(sub.rows)
+        return report
+
+
+def failure_line(entry: Entry, err: BaseException) -> str:
+    where = f" at {entry.loc}" if entry.loc is not None else ""
+    return f"failed to apply loader entry {entry.full_id} ({entry.name}){where}: {cause_text(err)}"
+
+
+async def settle(fibers: list) -> None:
+    """Wait until none of ``fibers`` is in a transition (one tick more lets notifications land)."""
+    moving = (State.LOADING, State.UNLOADING)
+    while True:
+        await asyncio.gather(*(f.wait(raise_error=False) for f in fibers if f.state in moving))
+        await asyncio.sleep(0)
+        if not any(f.state in moving for f in fibers):
+            return
+
+
+async def _quietly(awaitable: Any) -> None:
+    try:
+        await awaitable
+    except Exception:  # noqa: BLE001 - the caller checks the fiber's state
+        pass

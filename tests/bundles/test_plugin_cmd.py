@@ -1,0 +1,116 @@
+"""`dshctl plugin …` end to end through the CLI entry point."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dshctl.cli.app import main
+
+from .conftest import snapshot
+
+
+def cli(capsys, *args):
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exit_.value.code, out, err
+
+
+def test_profile_option_before_and_after_the_verb(home, repos, capsys):
+    src = repos("one")
+    src.bundle("dsh-one")
+    code, out, err = cli(capsys, "plugin", "--profile", "work", "add", src.url)
+    assert code == 0, err
+    assert "initialized profile work at" in out and "dsh-one" in out
+    assert "a running host picks up bundle changes only on restart" in out
+    assert (home / "profiles/work/node_modules/dsh-one").is_dir()
+    code, out, _ = cli(capsys, "plugin", "list", "--profile", "work", "--format", "json")
+    names = [p["name"] for p in json.loads(out)["packages"]]
+    assert code == 0 and names == ["@dshctl/host-base", "dsh-one"]
+    other = home.parent / "other-home"
+    code, out, err = cli(capsys, "plugin", "--home", str(other), "--profile", "x", "add", src.url)
+    assert code == 0 and (other / "profiles/x/package.json").is_file()
+
+
+def test_summary_table_and_json_outcome(home, repos, capsys):
+    src = repos("tbl")
+    commit = src.bundle("dsh-tbl")
+    code, out, _ = cli(capsys, "plugin", "add", src.url + "#main", "--format", "json")
+    data = json.loads(out)
+    change = data["changes"][0]
+    assert (change["name"], change["commit"], change["position"], change["action"]) == \
+        ("dsh-tbl", commit, 2, "added")
+
+
+def test_why_and_verify(home, repos, capsys):
+    src = repos("v")
+    commit = src.bundle("dsh-v")
+    cli(capsys, "plugin", "add", src.url)
+    code, out, _ = cli(capsys, "plugin", "why", "dsh-v", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["position"] == 2 and data["lock"]["commit"] == commit
+    code, out, _ = cli(capsys, "plugin", "verify", "--format", "json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    (home / "profiles/web/node_modules/dsh-v/cordis.patch.yml").write_text("[]\n")
+    (home / "profiles/web/node_modules/dsh-v/extra.js").write_text("evil()\n")
+    code, out, _ = cli(capsys, "plugin", "verify", "--format", "json")
+    pkg = json.loads(out)["packages"][0]
+    assert code == 1 and pkg["status"] == "modified"
+    assert pkg["files"] == {"modified": ["cordis.patch.yml"], "added": ["extra.js"]}
+    code, out, _ = cli(capsys, "plugin", "verify")
+    assert code == 1 and "modified: cordis.patch.yml" in out
+    code, _, err = cli(capsys, "plugin", "why", "nothing-here")
+    assert code == 1 and "nothing-here is not part of profile web" in err
+
+
+def test_dry_run_writes_nothing(home, repos, capsys):
+    src = repos("dry")
+    src.bundle("dsh-dry")
+    code, out, _ = cli(capsys, "plugin", "add", "--dry-run", src.url)
+    assert code == 0 and "dry run" in out and not (home / "profiles").exists()
+    cli(capsys, "plugin", "add", src.url)
+    before = snapshot(home / "profiles")
+    src.bundle("dsh-dry", greeting="newer")
+    for args in (("update", "--dry-run"), ("remove", "--dry-run", "dsh-dry")):
+        code, out, _ = cli(capsys, "plugin", *args)
+        assert code == 0 and "dry run" in out
+        assert snapshot(home / "profiles") == before
+
+
+def test_update_shows_the_composed_change_before_applying(home, repos, capsys):
+    src = repos("up")
+    src.bundle("dsh-up", greeting="hello", row="greeter")
+    cli(capsys, "plugin", "add", src.url + "#main")
+    src.bundle("dsh-up", greeting="bonjour", row="greeter")
+    code, out, _ = cli(capsys, "plugin", "update")
+    assert code == 0
+    assert out.index("greeter") < out.index("updated")  # the preview comes first
+    assert "config.greeting" in out
+    code, out, _ = cli(capsys, "plugin", "update", "--format", "json")
+    assert json.loads(out)["changes"][0]["action"] == "unchanged"
+
+
+def test_errors_are_one_line_with_hint(home, repos, capsys):
+    code, _, err = cli(capsys, "plugin", "add", "ext::sh -c id")
+    assert code == 1 and err.startswith("dshctl: error: refusing spec") and "hint:" in err
+    assert "Traceback" not in err
+    code, _, err = cli(capsys, "plugin", "remove", "nope")
+    assert code == 1 and "nope is not installed" in err
+    code, _, err = cli(capsys, "plugin", "list", "--format", "xml")
+    assert code == 2
+
+
+def test_profile_dump_shows_the_added_bundle_layer(home, repos, capsys):
+    src = repos("dump")
+    src.bundle("dsh-dump", greeting="from-git", row="dumped-row")
+    cli(capsys, "plugin", "add", src.url)
+    code, out, err = cli(capsys, "profile", "dump", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    ids = [row.get("id") for row in data["rows"]]
+    assert ids[-1] == "dumped-row" and len(ids) > 1  # after the host-base rows: layer 2 in place
+    assert data["rows"][-1]["config"] == {"greeting": "from-git"}
+    labels = [layer["label"] for layer in data["layers"]]
+    assert labels[:2] == ["@dshctl/host-base", "dsh-dump"]
+    assert data["layers"][1]["path"] == str(home / "profiles/web/node_modules/dsh-dump/cordis.patch.yml")
