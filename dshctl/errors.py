@@ -10,9 +10,13 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Loc:
-    """A position in a source file; line and column are 1-based."""
+    """A position in a source file; line and column are 1-based. Treat as immutable.
+
+    Not ``frozen``: a frozen dataclass's ``__init__`` is several times slower, and the loader creates
+    one Loc per YAML node.
+    """
 
     file: str
     line: int = 0

@@ -399,3 +399,21 @@ def test_float_and_int_ids_are_one_javascript_number():
 def test_js_expr_values_pass_through_untouched():
     r = run("- insert: [{id: a, name: A, config: {p: !!js env.P}}]\n- {id: a, disabled: !!js x > 1}\n")
     assert r.rows[0]["config"]["p"] == JsExpr("env.P") and r.rows[0]["disabled"] == JsExpr("x > 1")
+
+
+def test_layer_tuples_are_accepted_and_labelled():
+    layers = [("b1", y("- insert: [{id: a, name: A}]\n")), ("user", y("- {id: zz, x: 1}\n- {id: a, x: 1}\n"))]
+    r = apply_patches([], layers)
+    assert r.rows == [{"id": "a", "name": "A", "x": 1}]
+    assert [(w.layer, w.message) for w in r.warnings] == [("user", 'patch: entry "zz" not found')]
+    assert [s.label for s in r.sources] == ["b1, patched by user"]
+
+
+def test_js_expr_names_compare_by_identity_like_objects():
+    # Two `!!js` nodes with the same text are different objects in JavaScript: the guard fails.
+    r = run("- insert: [{id: a, name: !!js pick()}]\n- {id: a, name: !!js pick(), x: 1}\n")
+    assert messages(r) == ['patch: name mismatch for "a" (expected {"__jsExpr":"pick()"}, '
+                           'got {"__jsExpr":"pick()"}), skipping']
+    # One aliased node is one object: the guard passes.
+    r = run("- insert: [{id: a, name: &n !!js pick()}]\n- {id: a, name: *n, x: 1}\n")
+    assert r.warnings == [] and r.rows[0]["x"] == 1

@@ -191,11 +191,16 @@ def test_diff_between_profiles(capsys, tmp_path):
     assert code == 1 and "~ a: config changed" in out
 
 
-def test_diff_against_a_git_revision(capsys, tmp_path):
-    home = make_home(tmp_path, profile_layer="- {id: a, x: 1}\n")
-    git = ["git", "-C", str(home), "-c", "user.email=t@t", "-c", "user.name=t"]
+@pytest.mark.parametrize("nested", [False, True])
+def test_diff_against_a_git_revision(capsys, tmp_path, nested):
+    """The home is the repository, or a directory inside one (as examples/home is)."""
+    home = make_home(tmp_path / "repo" / "homes" if nested else tmp_path,
+                     profile_layer="- {id: a, x: 1}\n")
+    top = tmp_path / "repo" if nested else home
+    git = ["git", "-C", str(top), "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run(git + ["init", "-q"], check=True)
-    subprocess.run(git + ["add", "profiles/web/package.json", "profiles/web/cordis.patch.yml"], check=True)
+    subprocess.run(git + ["add", str(home / "profiles/web/package.json"),
+                          str(home / "profiles/web/cordis.patch.yml")], check=True)
     subprocess.run(git + ["commit", "-qm", "one"], check=True)
     write(home / "profiles/web/cordis.patch.yml", "- {id: a, x: 2}\n")
     code, out, _ = cli(capsys, "profile", "diff", "git:HEAD", "web", "--home", str(home), "-f", "json")

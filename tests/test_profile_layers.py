@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -261,3 +262,23 @@ def test_telemetry_switch(tmp_path, monkeypatch, value, applies):
     home = make_home(tmp_path, bundles={"b": "- insert: [{id: session-telemetry-otel, name: T}]\n"})
     row = compose_profile(home, "web", launcher_overlays=True).rows[0]
     assert row.get("disabled") is (True if applies else None)
+
+
+def test_parse_cache_reuses_old_files_and_sees_changes(tmp_path):
+    from dshctl.core.layers import load_patch_file
+
+    path = write(tmp_path / "p.yml", "- {id: a, x: 1}\n")
+    past = time.time() - 60
+    os.utime(path, (past, past))
+    first = load_patch_file(path, "overlay")
+    assert load_patch_file(path, "overlay") is first  # cached
+    path.write_text("- {id: a, x: 2}\n")  # same size
+    os.utime(path, (past + 1, past + 1))
+    assert load_patch_file(path, "overlay")[0]["x"] == 2
+
+
+def test_young_files_are_never_served_from_the_cache(tmp_path):
+    from dshctl.core.layers import load_patch_file
+
+    path = write(tmp_path / "p.yml", "- {id: a, x: 1}\n")
+    assert load_patch_file(path, "overlay") is not load_patch_file(path, "overlay")

@@ -33,6 +33,8 @@ def run(
         "--for", help="Run this many seconds, then shut down gracefully.", show_default=False)] = None,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Fail rows whose plugin has no Python implementation (default: skip them).")] = False,
+    apply_timeout: Annotated[float, typer.Option(
+        "--apply-timeout", help="Seconds a plugin may take to start or stop before it counts as failed.")] = 30.0,
 ) -> None:
     """Boot the composed profile and keep it running until Ctrl-C / SIGTERM, hot-reloading its user layers."""
     import asyncio
@@ -43,7 +45,7 @@ def run(
     check_format(log_format, ("rich", "json"))
     s = effective(ctx, home, profile)
     options = HostOptions(home=s.home, profile=s.profile, patches=list(patch or []), resume=resume,
-                          strict=strict, run_for=run_for)
+                          strict=strict, run_for=run_for, apply_timeout=apply_timeout)
     code = asyncio.run(run_host(options, HostLog(log_format)))
     raise typer.Exit(code)
 

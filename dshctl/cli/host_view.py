@@ -15,6 +15,8 @@ def print_outcome(outcome: dict) -> None:
     for row in rows:
         why = f"  {row['reason']}" if row.get("reason") else ""
         where = f"  ({row['loc']})" if row.get("loc") and row["action"] == "failed" else ""
+        if row.get("config_loc"):
+            where += f"  (config set at {row['config_loc']})"
         style = ACTION_STYLE.get(row["action"], "")
         out.print(f"[{style}]{row['action']:<12}[/{style}]{row['id']} ({row['name']}){why}{where}",
                   markup=True, highlight=False)

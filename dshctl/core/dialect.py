@@ -265,16 +265,23 @@ def _build(text: str, path: str, js: bool, notes: list[Note]) -> Document:
             top.node.append(value)
             top.node.item_locs.append(loc)
 
+    plain_cache: dict[str, Any] = {}  # keys like "id"/"name" repeat on every row
     for e in event_source(text):
         mark = e.start_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark is not None else Loc(path)
-        if isinstance(e, ev.ScalarEvent):
-            value = _scalar(e, loc, js)
+        kind = type(e)
+        if kind is ev.ScalarEvent:
+            if e.tag is None and not e.style:
+                value = plain_cache.get(e.value, _NO_KEY)
+                if value is _NO_KEY:
+                    value = plain_cache[e.value] = resolve_plain(e.value)
+            else:
+                value = _scalar(e, loc, js)
             if e.anchor:
                 anchors[e.anchor] = (value, 1)
             attach(value, loc, 1)
-        elif isinstance(e, (ev.MappingStartEvent, ev.SequenceStartEvent)):
-            is_map = isinstance(e, ev.MappingStartEvent)
+        elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
+            is_map = kind is ev.MappingStartEvent
             tag = e.tag
             if tag not in (None, "!") and tag != _STD + ("map" if is_map else "seq"):
                 if tag == JS_TAG:
@@ -287,7 +294,7 @@ def _build(text: str, path: str, js: bool, notes: list[Note]) -> Document:
                                  hint="flatten the structure")
             node = YMap(loc=loc) if is_map else YList(loc=loc)
             stack.append(_Frame(node, e.anchor, is_map))
-        elif isinstance(e, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+        elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
             frame = stack.pop()
             total -= frame.size - 1  # children were already counted in attach
             if frame.anchor:

@@ -29,10 +29,10 @@ def _git(home: Path, *args: str, binary: bool = False):
 def home_at_revision(home: Path, rev: str) -> Iterator[Path]:
     """Yield a directory holding the home's tracked files at ``rev`` (removed afterwards)."""
     home = Path(home)
-    prefix = _git(home, "rev-parse", "--show-prefix")
     _git(home, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    data = _git(home, "archive", "--format=tar", rev, "--", prefix or ".", binary=True)
+    # Run from the home, git archive takes "." as the home's subtree and writes paths relative to it.
+    data = _git(home, "archive", "--format=tar", rev, "--", ".", binary=True)
     with tempfile.TemporaryDirectory(prefix="dshctl-rev-") as tmp:
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(tmp, filter="data")
-        yield Path(tmp) / prefix if prefix else Path(tmp)
+        yield Path(tmp)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from dshctl.core import jsvalue
-from dshctl.core.nodes import YList, YMap, js_truthy
+from dshctl.core.nodes import JsExpr, YList, YMap, js_truthy
 from dshctl.errors import DshctlError, Loc
 
 BASE_LABEL = "cordis.yml"
@@ -113,7 +113,7 @@ class _Cloner:
             out = YMap.__new__(YMap)
             self.memo[id(value)] = out
             for k, v in value.items():
-                out[k] = self(v) if isinstance(v, (dict, list)) else v
+                out[k] = self(v) if isinstance(v, (dict, list, JsExpr)) else v
             out.loc = getattr(value, "loc", None)
             out.key_locs = dict(getattr(value, "key_locs", {}))
             out.value_locs = dict(getattr(value, "value_locs", {}))  # overrides update it
@@ -125,10 +125,15 @@ class _Cloner:
                 return hit
             seq = YList.__new__(YList)
             self.memo[id(value)] = seq
-            seq.extend([self(v) if isinstance(v, (dict, list)) else v for v in value])
+            seq.extend([self(v) if isinstance(v, (dict, list, JsExpr)) else v for v in value])
             seq.loc = getattr(value, "loc", None)
             seq.item_locs = list(getattr(value, "item_locs", ()))
             return seq
+        if kind is JsExpr:  # an object in JavaScript: the clone is a new one (identity matters for ===)
+            hit = self.memo.get(id(value))
+            if hit is None:
+                hit = self.memo[id(value)] = JsExpr(value.expr, value.loc)
+            return hit
         return value
 
 
@@ -139,13 +144,16 @@ def _loc(mapping: Any, key: str | None = None) -> Loc | None:
 
 
 def _normalize(patches: Iterable[Any]) -> list[Patch]:
+    """Accept ``Patch`` objects, ``(label, mapping)`` pairs, ``(label, [mappings])`` layers or bare
+    mappings. A layer tuple is always its own layer."""
     out: list[Patch] = []
-    for item in patches:
+    for number, item in enumerate(patches):
         if isinstance(item, Patch):
             out.append(item)
+        elif isinstance(item, tuple) and isinstance(item[1], list):
+            out.extend(Patch(value, item[0], -1 - number) for value in item[1])
         elif isinstance(item, tuple):
-            label, value = item
-            out.append(Patch(value, label, 0))
+            out.append(Patch(item[1], item[0], 0))  # consecutive pairs with one label: one layer
         else:
             out.append(Patch(item, "", 0))
     return out

@@ -57,7 +57,8 @@ class ControlServer:
         self.refused = 0
 
     async def start(self) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from .state_dir import ensure
+        ensure(self.path.parent)
         os.chmod(self.path.parent, 0o700)
         if self.path.exists() or self.path.is_symlink():
             if _alive(self.path):

@@ -34,6 +34,8 @@ class HostLog:
             self.stream.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
             self.stream.flush()
             return
+        if level == "debug":
+            return  # fiber-level detail is for the JSON log
         from rich.markup import escape
         stamp = time.strftime("%H:%M:%S")
         style = STYLES.get(level, "")

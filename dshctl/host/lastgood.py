@@ -39,7 +39,8 @@ def record(path: Path, profile: str, rows: list) -> str:
     digest = rows_digest(rows)
     doc = {"version": VERSION, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "profile": profile,
            "digest": digest, "rows": to_plain(rows)}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .state_dir import ensure
+    ensure(path.parent)
     fsutil.atomic_write(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n", mode=0o600)
     return digest
 

@@ -40,14 +40,12 @@ def restore_cache(backup: dict[str, Any], before: set[str]) -> None:
 
 
 async def _replug(host: "Host", entries: list, plugin: Any) -> None:
-    loader = host.loader
     for entry in entries:
         owner = host.loader_of(entry)
         await owner.dispose_entry(entry)
         entry.plugin = plugin
         if not entry.disabled and entry.skipped is None:
             owner.plug(entry)
-    del loader
 
 
 async def swap(host: "Host", plan: dict, files: set) -> dict:

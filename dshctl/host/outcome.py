@@ -12,6 +12,7 @@ APPLIED, UNCHANGED, REJECTED, ROLLED_BACK, ROLLBACK_FAILED = (
 # `dshctl reload` exit codes (docs/host.md); 6 (no host) is decided by the client.
 EXIT_CODES = {APPLIED: 0, UNCHANGED: 0, REJECTED: 4, ROLLED_BACK: 5, ROLLBACK_FAILED: 1}
 EXIT_NO_HOST = 6
+CHANGES = ("started", "restarted", "updated", "stopped", "disabled")
 
 
 def error_json(err: BaseException) -> dict:
@@ -39,7 +40,7 @@ class ReloadOutcome:
     def summary(self) -> str:
         clock = time.strftime("%H:%M", time.localtime(self.at))
         if self.verdict == APPLIED:
-            changed = [r for r in self.rows if r.get("action") not in ("unchanged", None)]
+            changed = [r for r in self.rows if r.get("action") in CHANGES]
             return f"reload applied at {clock}: {len(changed)} row(s) changed"
         if self.verdict == UNCHANGED:
             return f"reload at {clock}: nothing changed"

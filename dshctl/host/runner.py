@@ -31,6 +31,7 @@ class HostOptions:
     force_polling: bool | None = None
     module_reload: bool = True
     socket_mode: int = 0o600
+    apply_timeout: float = 30.0     # seconds a plugin's apply may take (RuntimeOptions)
 
 
 class Host:
@@ -56,8 +57,9 @@ class Host:
 
     # ---- boot ----------------------------------------------------------------------------------
     async def boot(self) -> None:
-        from dshctl.runtime import Context
-        self.root = Context()
+        from dshctl.runtime import Context, RuntimeOptions
+        timeout = self.options.apply_timeout
+        self.root = Context(RuntimeOptions(apply_timeout=timeout, dispose_timeout=timeout))
         self.root.provide("host", self)
         self._watch_lifecycle()
         rows = self._initial_rows()
@@ -102,7 +104,10 @@ class Host:
     async def _start(self, rows: list):
         """Start a fresh loader on ``rows``; the report, or None when the loader refused the tree."""
         from dshctl.loader import Loader, LoaderError
-        self.loader = Loader(self.root, home=self.options.home, skip_unavailable=not self.options.strict)
+        from .resolver import HostResolver
+        resolver = HostResolver(home=self.options.home, profile_dir=self.profile_dir)
+        self.loader = Loader(self.root, home=self.options.home, skip_unavailable=not self.options.strict,
+                             resolver=resolver)
         try:
             report = await self.loader.start(rows, base_dir=self.profile_dir)
         except LoaderError as err:
@@ -124,10 +129,9 @@ class Host:
         from dshctl.runtime import State
 
         def on_status(fiber, old_state):
-            if fiber.state in (State.ACTIVE, State.FAILED) and fiber.state != old_state:
-                level = "error" if fiber.state == State.FAILED else "debug"
-                why = f": {fiber.error}" if fiber.state == State.FAILED and fiber.error else ""
-                self.log.event("fiber/" + fiber.state.name.lower(), f"{fiber.name}{why}", level=level)
+            if fiber.state != old_state and fiber.state in (State.ACTIVE, State.FAILED, State.DISPOSED):
+                self.log.event("fiber/" + fiber.state.name.lower(), fiber.name, level="debug",
+                               uid=fiber.uid)
         self.root.on("internal/status", on_status, global_=True)
 
     def _log_rows(self, rows: list, what: str) -> None:
@@ -158,7 +162,7 @@ class Host:
         try:
             report = await self.loader.update(rows)
         except LoaderUpdateError as err:
-            report_rows = err.report.to_json()["rows"] if err.report is not None else []
+            report_rows = annotate(err.report.to_json()["rows"] if err.report is not None else [], rows)
             touched = any(r["action"] not in ("unchanged", "failed") for r in report_rows)
             verdict = ROLLBACK_FAILED if err.rollback_failed else ROLLED_BACK if touched else REJECTED
             return ReloadOutcome(verdict, trigger, files, rows=report_rows, errors=[error_json(err)],
@@ -171,6 +175,8 @@ class Host:
 
     def record_reload(self, outcome: ReloadOutcome) -> None:
         self.last_reload = outcome
+        if outcome.verdict == APPLIED and self.modules is not None:
+            self.modules.refresh()  # rows may have imported new plugin modules
         if outcome.verdict == "unchanged" and outcome.trigger == "watch":
             return  # the watcher's initial scan and no-op saves are not news
         level = "info" if outcome.ok else "error"
@@ -220,7 +226,9 @@ class Host:
                        f"control socket {self.socket_path}", pid=os.getpid(), socket=str(self.socket_path))
         http = self.root.get("http")
         if http is not None:
-            self.log.event("host/http", f"serving {http.url} (status page: {http.url}status)", url=http.url)
+            page = next((p for (m, p), _ in http.routes.items() if m == "GET" and p.endswith(".json")), None)
+            where = f"; status page {http.url}{page[1:-5]} (JSON: {http.url}{page[1:]})" if page else ""
+            self.log.event("host/http", f"serving {http.url}{where}", url=http.url)
 
     def request_stop(self, why: str) -> None:
         if not self._stopping.is_set():
@@ -267,3 +275,18 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
             loop.remove_signal_handler(sig)
         log.detach_logging(handler)
     return 0
+
+
+def annotate(report_rows: list, rows: list) -> list:
+    """Add ``config_loc`` to failed rows: where their ``config`` was last set (often a user layer,
+    while the row's own location is the bundle that inserted it)."""
+    from dshctl.core.compose import iter_rows
+    by_id = {row.get("id"): row for row, _ in iter_rows(rows)}
+    for item in report_rows:
+        if item.get("action") != "failed":
+            continue
+        config = (by_id.get(item["id"].rpartition(":")[2]) or {}).get("config")
+        loc = getattr(config, "loc", None)
+        if loc is not None and str(loc) != item.get("loc"):
+            item["config_loc"] = str(loc)
+    return report_rows

@@ -20,3 +20,12 @@ def socket_path(home: Path, profile: str) -> Path:
 
 def last_good_path(home: Path, profile: str) -> Path:
     return state_dir(home, profile) / LAST_GOOD_NAME
+
+
+def ensure(directory: Path) -> Path:
+    """Create the state directory (0700) with a ``.gitignore`` of ``*``: runtime files never get committed."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# runtime files of dshctl's host\n*\n")
+    return directory

@@ -63,8 +63,10 @@ def drift(host: "Host", disk: dict, good: dict | None) -> list[str]:
     if disk.get("digest") != host.digest:
         if last is not None and not last.ok:
             lines.append(last.summary())
-        elif disk.get("restart_required"):
+        if disk.get("restart_required"):
             lines.append("the files on disk need a host restart (bundle membership changed)")
+        elif last is not None and not last.ok:
+            pass
         elif disk.get("error"):
             lines.append(f"the files on disk do not compose: {disk['error']}")
         else:

@@ -56,7 +56,7 @@ class Include:
         """Re-read the file; byte-identical content is a no-op. False when nothing changed."""
         async with self.queue:
             raw = self._read()
-            if raw == self.text:
+            if raw == self.text and self.data is not None:
                 return False
             data = self._parse(raw)
             await self.tree.update(self._patched(data), boot=self.loader.booting)
@@ -134,7 +134,7 @@ class Include:
             self._write_rows(self.tree.rows)
 
     def _write_rows(self, rows: Any) -> None:
-        if self.file.exists() and not os.access(self.file, os.W_OK):
+        if self.file.exists() and _readonly(self.file):
             raise LoaderError("cannot overwrite readonly config", loc=Loc(str(self.file)),
                               hint="make the file writable, or stop the plugin from saving its config")
         rows = [sort_row(r) for r in rows] if isinstance(rows, list) else rows
@@ -153,6 +153,11 @@ class Include:
         entry = getattr(self, "entry", None)
         if entry is not None and entry.subtree is self.tree:
             entry.subtree = None
+
+
+def _readonly(file: Path) -> bool:
+    # no write bit at all counts too: root may write anyway, but the user marked the file readonly
+    return not os.access(file, os.W_OK) or not file.stat().st_mode & 0o222
 
 
 def sort_row(row: Any) -> Any:

@@ -47,6 +47,8 @@ class Loader:
 
     async def start(self, rows: Any, *, base_dir: Path) -> UpdateReport:
         """Mount ``rows``; rows whose apply fails stay FAILED and are reported (dsh's boot audit)."""
+        if self.tree is not None:
+            raise RuntimeError("Loader.start() was called already; use update()")
         if self._fiber is None or self._fiber.uid is None:
             self._fiber = self.ctx.plugin(_LoaderPlugin(self))
             await self._fiber

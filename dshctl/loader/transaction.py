@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from dshctl.runtime import State
 
 from .entry import REPLACE_KEYS, Entry, changed_keys
+from dshctl.errors import DshctlError
+
 from .errors import LoaderUpdateError, cause_text
 from .plan import RowPlan
 from .report import RowOutcome, UpdateReport
@@ -178,6 +180,11 @@ class Transaction:
                 self._fail(entry, fiber.error)
 
     async def _rollback(self) -> None:
+        single = len(self.failures) == 1   # one failure: its location leads the line instead
+        lines = [failure_line(e, err, located=not single) for e, err in self.failures.items()]
+        first, first_err = next(iter(self.failures.items()))
+        first_loc = getattr(first_err, "loc", None) or first.loc
+        report = self._report(rolled_back=True)
         for undo in reversed(self.fields):
             undo()
         broken: list[tuple[Entry, BaseException]] = []
@@ -190,12 +197,9 @@ class Transaction:
         await settle([e.fiber for e in restored])
         broken += [(e, e.fiber.error) for e in restored
                    if e.fiber.state is State.FAILED and e.fiber.error is not None]
-        report = self._report(rolled_back=True)
-        raise self._error(report, broken)
+        raise self._error(report, broken, lines, first_loc)
 
-    def _error(self, report: UpdateReport, broken: list) -> LoaderUpdateError:
-        lines = [failure_line(e, err) for e, err in self.failures.items()]
-        first = next(iter(self.failures))
+    def _error(self, report: UpdateReport, broken: list, lines: list[str], loc) -> LoaderUpdateError:
         if len(lines) == 1:
             message = lines[0]
         else:
@@ -205,14 +209,18 @@ class Transaction:
             message = f"loader entry rollback failed: {message}; then: {extra}"
         report.error = message
         return LoaderUpdateError(
-            message, loc=first.loc, report=report, causes=list(self.failures.values()),
+            message, loc=loc, report=report, causes=list(self.failures.values()),
             rollback_failed=bool(broken),
             hint=("the previous tree could not be fully restored; check the rows named above"
                   if broken else "the previous tree was restored and keeps running"))
 
     def _report(self, *, rolled_back: bool = False) -> UpdateReport:
         report = UpdateReport()
-        for entry, action in self.actions.items():
+        planned = [self.by_plan[id(p)] for p in self.plans if id(p) in self.by_plan]
+        ordered = [e for e in planned if e in self.actions]
+        ordered += [e for e in self.actions if e not in set(ordered)]
+        for entry in ordered:
+            action = self.actions[entry]
             reason = None
             if entry in self.failures:
                 action, reason = "failed", cause_text(self.failures[entry])
@@ -227,9 +235,13 @@ class Transaction:
         return report
 
 
-def failure_line(entry: Entry, err: BaseException) -> str:
-    where = f" at {entry.loc}" if entry.loc is not None else ""
-    return f"failed to apply loader entry {entry.full_id} ({entry.name}){where}: {cause_text(err)}"
+def failure_line(entry: Entry, err: BaseException, *, located: bool = True) -> str:
+    """``failed to apply loader entry <id> (<name>) at <loc>: <cause>`` (the cause's own location
+    when it has one: that is where the user has to look)."""
+    loc = getattr(err, "loc", None) or entry.loc
+    cause = err.message if isinstance(err, DshctlError) else cause_text(err)
+    where = f" at {loc}" if located and loc is not None else ""
+    return f"failed to apply loader entry {entry.full_id} ({entry.name}){where}: {cause}"
 
 
 async def settle(fibers: list) -> None:

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dshctl.errors import DshctlError
 from dshctl.runtime import CordisError, State
 from dshctl.runtime.plugin import normalize_inject
 
@@ -74,8 +75,12 @@ class Tree:
             inherited = parent.hides_children if parent is not None else False
             full_id = self.prefix + plan.id
             if not inherited:  # an unmounted ancestor decides; the row's own flag is not read
-                plan.own_disabled = evaluate_disabled(
-                    plan.row, home=self.loader.home, get_service=self.owner_ctx.get, full_id=full_id)
+                try:
+                    plan.own_disabled = evaluate_disabled(
+                        plan.row, home=self.loader.home, get_service=self.owner_ctx.get,
+                        full_id=full_id)
+                except DshctlError as err:  # §12.5: the update fails before anything changes
+                    raise LoaderError(err.message, loc=err.loc, hint=err.hint) from None
             plan.hides_children = inherited or plan.own_disabled
             plan.disabled = inherited or (plan.own_disabled and not plan.is_group)
             try:

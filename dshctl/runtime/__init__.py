@@ -6,7 +6,7 @@ from .context import Context
 from .effects import EffectHandle
 from .errors import (INACTIVE_EFFECT, AggregateError, ConfigIssue, CordisError, RuntimeTimeout,
                      ValidationError, logger)
-from .fiber import Fiber
+from .fiber import Fiber, Settling
 from .plugin import InlinePlugin, PluginSpec, Service, describe_plugin
 from .registry import PluginRuntime, Registry, RuntimeOptions
 from .schema import validate_config
@@ -16,6 +16,6 @@ from .states import INACTIVE, State
 __all__ = [
     "AggregateError", "ConfigIssue", "Context", "CordisError", "EffectHandle", "Fiber", "INACTIVE",
     "INACTIVE_EFFECT", "InlinePlugin", "PluginRuntime", "PluginSpec", "ROOT_REALM", "Registry",
-    "RuntimeOptions", "RuntimeTimeout", "Service", "ServiceAccessError", "State", "ValidationError",
+    "RuntimeOptions", "RuntimeTimeout", "Service", "ServiceAccessError", "Settling", "State", "ValidationError",
     "describe_plugin", "logger", "validate_config",
 ]

@@ -37,6 +37,7 @@ class Fiber:
         self.registry = registry
         self.uid: int | None = registry._next_uid()
         self.parent = parent
+        self.parent_ctx = parent_ctx          # the context it was plugged from (realms, intercepts)
         self.runtime = runtime
         self.spec: "PluginSpec | None" = runtime.spec if runtime else None
         self.config = config                  # the raw config as given (write-back keeps this)
@@ -88,14 +89,17 @@ class Fiber:
         if old is state:
             return
         self.state = state
-        events = self.registry.events
-        if events.has_listeners("internal/status"):
-            try:
-                events.emit("internal/status", (self, old))
-            except Exception as err:  # noqa: BLE001 - an observer must not break the transition
-                logger.error("internal/status listener failed", exc_info=err)
+        self._emit_safely("internal/status", (self, old))
         if self._provided and (old is State.ACTIVE or state is State.ACTIVE):
             self.registry.services.notify_provided(self)
+
+    def _emit_safely(self, name: str, args: tuple) -> None:
+        events = self.registry.events
+        if events.has_listeners(name):
+            try:
+                events.emit(name, args)
+            except Exception as err:  # noqa: BLE001 - an observer must not break a transition
+                logger.error("%s listener failed", name, exc_info=err)
 
     def _resting_state(self) -> State:
         if self.uid is None:
@@ -260,6 +264,8 @@ class Fiber:
         """Unload and apply again; returns an awaitable that raises if the reload fails."""
         if self.uid is None:
             raise inactive_effect()
+        if self.parent is None:
+            return self._dispose_root()  # the root has no apply: restarting it unloads its effects
         self._generation += 1
         self._set_epoch(INACTIVE)
         self._refresh_epoch()
@@ -300,8 +306,7 @@ class Fiber:
             return self._dispose_root()
         self.uid = None
         registry = self.registry
-        if registry.events.has_listeners("internal/plugin"):
-            registry.events.emit("internal/plugin", (self,))
+        self._emit_safely("internal/plugin", (self,))
         if self.runtime is not None:
             self.runtime._remove(self)
         registry.services.untrack(self)

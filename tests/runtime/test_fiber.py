@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from dshctl.errors import Loc
-from dshctl.runtime import Context, Service, State, ValidationError
+from dshctl.runtime import Context, InlinePlugin, Service, State, ValidationError
 
 from .helpers import run_async, runtime_errors, ticks
 
@@ -325,6 +325,20 @@ async def test_item_25_update_on_failed_fiber_clears_error_and_restarts_with_con
     assert await fiber.update({"fail": False}) is fiber
     assert fiber.state is State.ACTIVE and fiber.error is None
     assert seen == [{"fail": True}, {"fail": False}] and fiber.config == {"fail": False}
+
+    # A FAILED fiber whose provider is gone: update clears the error and it waits (PENDING).
+    withdraw = root.provide("dep", 1)
+    dependent = root.plugin(InlinePlugin(apply=plugin, inject=["dep"]), {"fail": True})
+    with pytest.raises(RuntimeError):
+        await dependent
+    await withdraw()
+    assert dependent.state is State.FAILED
+    await dependent.update({"fail": False})
+    assert dependent.state is State.PENDING and dependent.error is None
+    root.provide("dep", 2)
+    await ticks()
+    await dependent
+    assert dependent.state is State.ACTIVE and seen[-1] == {"fail": False}
 
 
 @run_async

@@ -35,7 +35,7 @@ async def test_item_27_access_errors_for_undeclared_and_inactive_services():
 
 
 @run_async
-async def test_item_27_root_services_are_visible_to_descendants():
+async def test_services_of_ancestor_fibers_are_in_scope_without_inject():
     # A service provided by an ancestor fiber (here the root) is in scope for its descendants.
     root = Context()
     root.provide("config", {"debug": True})

@@ -225,6 +225,8 @@ class RuntimeMachine(RuleBasedStateMachine):
         undone = set(self.journal.undone)
         live = {e for created in self.journal.created.values() for e in created if e not in undone}
         assert live == expected
+        provided = set(self.root_provided) | {(self.model[k]["world"], self.model[k]["config"]["provides"])
+                                              for k in active}
         for key, fiber in self.fiber_of.items():
             m = self.model[key]
             if m["disposed"]:
@@ -232,8 +234,14 @@ class RuntimeMachine(RuleBasedStateMachine):
             elif key in active:
                 assert fiber.state is State.ACTIVE, (key, fiber.state)
             else:
-                assert fiber.state in (State.PENDING, State.FAILED), (key, fiber.state)
                 assert fiber.get_effects() == []
+                met = all((m["world"], name) in provided for name in m["inject"])
+                if not m["config"]["fail"]:
+                    assert fiber.state is State.PENDING, (key, fiber.state)   # an update cleared any error
+                elif met:
+                    assert fiber.state is State.FAILED, (key, fiber.state)
+                else:   # FAILED if it was attempted before its provider left, else PENDING
+                    assert fiber.state in (State.PENDING, State.FAILED), (key, fiber.state)
 
 
 RuntimeMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=30, deadline=None)

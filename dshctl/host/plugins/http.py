@@ -18,6 +18,7 @@ from dshctl.host.plugins.logger import log_for
 name = "@dshctl/http"
 schema = {
     "type": "object",
+    "default": {},
     "properties": {
         "host": {"enum": ["127.0.0.1", "localhost", "::1"], "default": "127.0.0.1"},
         "port": {"type": "integer", "minimum": 0, "maximum": 65535, "default": 8787},

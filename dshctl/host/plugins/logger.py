@@ -10,6 +10,7 @@ import logging
 name = "@dshctl/logger"
 schema = {
     "type": "object",
+    "default": {},
     "properties": {"level": {"enum": ["debug", "info", "warn", "error"], "default": "info"}},
 }
 

@@ -13,6 +13,7 @@ name = "@dshctl/status-page"
 inject = ["http"]
 schema = {
     "type": "object",
+    "default": {},
     "properties": {"path": {"type": "string", "pattern": "^/", "default": "/status"}},
 }
 

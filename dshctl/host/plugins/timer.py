@@ -12,6 +12,7 @@ from dshctl.host.plugins.logger import log_for
 name = "@dshctl/timer"
 schema = {
     "type": "object",
+    "default": {},
     "properties": {
         "interval": {"type": "number", "exclusiveMinimum": 0, "default": 5},
         "log": {"type": "boolean", "default": True},

@@ -20,6 +20,7 @@ from typing import Any
 name = "@dshctl/tools"
 schema = {
     "type": "object",
+    "default": {},
     "properties": {
         "allow": {"type": "array", "items": {"type": "string"}},
         "deny": {"type": "array", "items": {"type": "string"}, "default": []},

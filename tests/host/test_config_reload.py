@@ -1,0 +1,143 @@
+"""Config hot reload in process: real files, real watchfiles, the real loader and runtime."""
+from __future__ import annotations
+
+import asyncio
+
+from dshctl.host import lastgood
+
+from .helpers import InProcess, make_home, row_map, run_async, until, user_file, write
+
+ROWS = """\
+    - id: a
+      name: ./plugins/svc.py
+      config: {service: alpha, tag: one}
+    - id: b
+      name: ./plugins/svc.py
+      config: {service: beta}
+"""
+
+
+def _state(host):
+    return row_map(host.loader.tree_snapshot())
+
+
+@run_async()
+async def test_valid_edit_applies_and_records_last_good(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    run = InProcess(home)
+    async with run as host:
+        before = host.root.get("beta")
+        write(user_file(home), "- id: a\n  config: {service: alpha, tag: two}\n")
+        await until(lambda: host.root.get("alpha") is not None and host.root.get("alpha").config["tag"] == "two",
+                    what="the edit to apply")
+        assert host.root.get("beta") is before          # the untouched row did not restart
+        assert host.last_reload.verdict == "applied"
+        record = lastgood.load(host.last_good_path)
+        assert record.digest == host.digest
+        assert [r["id"] for r in record.rows] == ["a", "b"]
+
+
+@run_async()
+async def test_parse_error_keeps_old_tree_and_names_file_line_col(tmp_path):
+    home = make_home(tmp_path, ROWS, user="- id: a\n  config: {service: alpha, tag: one}\n")
+    run = InProcess(home)
+    async with run as host:
+        old = _state(host)
+        digest = host.digest
+        write(user_file(home), "- id: a\n  config: {service: alpha\n")
+        await until(lambda: host.last_reload is not None and host.last_reload.verdict == "rejected",
+                    what="the rejection")
+        assert _state(host) == old and host.digest == digest
+        err = host.last_reload.errors[0]
+        assert err["loc"].startswith(str(user_file(home)) + ":") and err["loc"].count(":") == 2
+        assert run.events("reload/failed")[-1]["message"] == f"config reload at {user_file(home)} failed"
+        # the next valid edit applies normally
+        write(user_file(home), "- id: a\n  config: {service: alpha, tag: fixed}\n")
+        await until(lambda: host.last_reload.verdict == "applied", what="recovery")
+        assert host.root.get("alpha").config["tag"] == "fixed"
+
+
+@run_async()
+async def test_deleting_and_recreating_the_user_layer(tmp_path):
+    home = make_home(tmp_path, ROWS, user="- id: b\n  disabled: true\n")
+    run = InProcess(home)
+    async with run as host:
+        assert host.root.get("beta") is None
+        user_file(home).unlink()
+        await until(lambda: host.root.get("beta") is not None, what="bundle defaults to return")
+        write(user_file(home), "- id: b\n  disabled: true\n")
+        await until(lambda: host.root.get("beta") is None, what="the re-created layer to apply")
+
+
+@run_async()
+async def test_home_layer_whose_directory_appears_later(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    run = InProcess(home)
+    async with run as host:
+        # the profile layer's directory exists; the home layer's file does not: create it now
+        write(home / "cordis.patch.yml", "- id: a\n  disabled: true\n")
+        await until(lambda: host.root.get("alpha") is None, what="the new home layer")
+
+
+@run_async()
+async def test_empty_file_is_a_failure_and_brackets_remove_the_layer(tmp_path):
+    home = make_home(tmp_path, ROWS, user="- id: b\n  disabled: true\n")
+    run = InProcess(home)
+    async with run as host:
+        write(user_file(home), "# nothing here\n")
+        await until(lambda: host.last_reload is not None and host.last_reload.verdict == "rejected",
+                    what="the empty file to be rejected")
+        assert host.root.get("beta") is None
+        assert "top-level YAML array" in host.last_reload.errors[0]["message"]
+        write(user_file(home), "[]\n")
+        await until(lambda: host.root.get("beta") is not None, what="[] to remove the layer")
+
+
+@run_async()
+async def test_bundle_membership_change_asks_for_a_restart(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    run = InProcess(home)
+    async with run as host:
+        manifest = home / "profiles" / "p" / "package.json"
+        write(manifest, manifest.read_text().replace('["@t/base"]', '["@t/base", "@t/other"]'))
+        write(user_file(home), "- id: a\n  disabled: true\n")
+        await until(lambda: host.last_reload is not None and host.last_reload.verdict == "rejected",
+                    what="the restart request")
+        assert "bundle membership changed (+@t/other)" in host.last_reload.errors[0]["message"]
+        assert host.root.get("alpha") is not None  # nothing half-applied
+        assert any("restart" in line for line in host.status()["host"]["drift"])
+
+
+@run_async()
+async def test_duplicate_id_is_rejected_before_any_change(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    run = InProcess(home)
+    async with run as host:
+        old = _state(host)
+        write(user_file(home), "- id: a\n  config: {service: alpha, tag: x}\n"
+                               "- insert:\n  - id: b\n    name: ./plugins/svc.py\n")
+        await until(lambda: host.last_reload is not None and not host.last_reload.ok, what="rejection")
+        assert host.last_reload.verdict == "rejected"
+        assert "duplicate loader entry id: b" in host.last_reload.errors[0]["message"]
+        assert _state(host) == old
+        assert host.root.get("alpha").config["tag"] == "one"
+
+
+@run_async()
+async def test_failure_event_is_broadcast_and_listener_errors_only_logged(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    run = InProcess(home)
+    async with run as host:
+        heard = []
+        host.root.on("hmr/config-update-failed", lambda f, e: heard.append((f, str(e))))
+
+        def broken(f, e):
+            raise RuntimeError("listener broke")
+        host.root.on("hmr/config-update-failed", broken)
+        write(user_file(home), "- id: a\n  config: [not, a, map\n")
+        await until(lambda: heard, what="the broadcast")
+        assert heard[0][0] == str(user_file(home))
+        await until(lambda: run.events("reload/listener-failed"), what="the listener failure log")
+        # the watcher survived: a valid edit still applies
+        write(user_file(home), "- id: a\n  config: {service: alpha, tag: after}\n")
+        await until(lambda: host.last_reload.verdict == "applied", what="the next edit")

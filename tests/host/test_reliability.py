@@ -1,0 +1,214 @@
+"""Reliability with a real host process: real sockets, real file edits, real signals.
+
+After every fault the host must still serve HTTP, run either the old tree or the new one (never a
+mix), and `dshctl status` must say which.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from .helpers import DSHCTL, HostProcess, http_get, make_home, row_map, user_file, write
+
+ROWS = """\
+    - id: http
+      name: "@dshctl/http"
+      config: {port: 0}
+    - id: status
+      name: "@dshctl/status-page"
+    - id: a
+      name: ./plugins/svc.py
+      config: {service: alpha}
+    - id: c
+      name: ./plugins/boom.py
+      config: {tag: old}
+"""
+
+
+def boot(tmp_path, rows=ROWS, **kw) -> HostProcess:
+    home = make_home(tmp_path, rows, **kw)
+    host = HostProcess(home).__enter__()
+    host.url = host.wait_for("host/http")["url"]
+    return host
+
+
+def tree(host) -> dict:
+    return row_map(host.status()["rows"])
+
+
+def assert_serves_and_tells_the_truth(host, expected: dict) -> dict:
+    """HTTP answers, the running tree is exactly ``expected``, and /status.json agrees with status."""
+    code, body = http_get(host.url + "status.json")
+    assert code == 200
+    doc = host.status()
+    assert row_map(doc["rows"]) == expected
+    assert row_map(json.loads(body)["rows"]) == expected
+    return doc
+
+
+def with_c(old: dict, config: dict, state: str = "ACTIVE") -> dict:
+    new = dict(old)
+    new["c"] = ("./plugins/boom.py", state, config)
+    return new
+
+
+def settle(host, timeout: float = 5.0) -> None:
+    """Wait until the watcher has nothing left to do (two equal status reads 0.2 s apart)."""
+    deadline = time.monotonic() + timeout
+    previous = None
+    while time.monotonic() < deadline:
+        doc = host.status()["host"]
+        key = (doc["reloads"], doc["running_digest"])
+        if key == previous:
+            return
+        previous = key
+        time.sleep(0.2)
+
+
+def test_plugin_raising_in_apply_is_rolled_back(tmp_path):
+    host = boot(tmp_path)
+    try:
+        old = tree(host)
+        write(user_file(host.home), "- id: c\n  config: {fail: on purpose}\n")
+        code, outcome = host.reload()
+        assert code == 5 and outcome["verdict"] == "rolled-back"
+        failed = [r for r in outcome["rows"] if r["action"] == "failed"]
+        assert failed[0]["id"] == "c" and "boom: on purpose" in failed[0]["reason"]
+        assert failed[0]["config_loc"].startswith(str(user_file(host.home)) + ":1:")
+        doc = assert_serves_and_tells_the_truth(host, old)
+        assert "old tree still running" in doc["host"]["drift"][0]
+        # text output of the same verdict, end to end
+        text = host.cli("reload")
+        assert text.returncode == 5 and "failed      c (./plugins/boom.py)" in text.stdout
+        assert "old tree still running" in text.stdout
+    finally:
+        host.stop()
+
+
+def test_plugin_hanging_in_apply_times_out_and_rolls_back(tmp_path):
+    host = boot(tmp_path)
+    try:
+        old = tree(host)
+        write(user_file(host.home), "- id: c\n  config: {hang: true}\n")
+        code, outcome = host.reload()
+        assert code == 5, outcome
+        assert any("did not finish apply within 1.0s" in (r.get("reason") or "") for r in outcome["rows"])
+        assert_serves_and_tells_the_truth(host, old)
+    finally:
+        host.stop()
+
+
+def test_plugin_raising_in_a_disposer_still_unloads(tmp_path):
+    rows = ROWS.replace("config: {tag: old}", "config: {bad_dispose: true}")
+    host = boot(tmp_path, rows)
+    try:
+        old = tree(host)
+        write(user_file(host.home), "- id: c\n  disabled: true\n")
+        settle(host)
+        code, outcome = host.reload()
+        assert code == 0
+        expected = dict(old)
+        expected["c"] = ("./plugins/boom.py", "DISABLED", {"bad_dispose": True})
+        doc = assert_serves_and_tells_the_truth(host, expected)
+        assert doc["host"]["drift"] == []
+        host.wait_for("runtime/log", match=lambda e: "disposer exploded" in e["message"])
+    finally:
+        host.stop()
+
+
+def test_yaml_syntax_error_mid_edit_is_rejected_with_its_location(tmp_path):
+    host = boot(tmp_path)
+    try:
+        old = tree(host)
+        path = user_file(host.home)
+        path.write_text("- id: c\n  config: {tag: ne")   # a half-written save, in place
+        code, outcome = host.reload()
+        assert code == 4 and outcome["verdict"] == "rejected"
+        loc = outcome["errors"][0]["loc"]
+        assert loc.startswith(f"{path}:") and loc.count(":") == 2
+        doc = assert_serves_and_tells_the_truth(host, old)
+        assert doc["last_reload"]["verdict"] == "rejected"
+        path.write_text("- id: c\n  config: {tag: new}\n")   # the save completes
+        settle(host)
+        assert_serves_and_tells_the_truth(host, with_c(old, {"tag": "new"}))
+    finally:
+        host.stop()
+
+
+def test_edit_adding_a_duplicate_id_is_rejected(tmp_path):
+    host = boot(tmp_path)
+    try:
+        old = tree(host)
+        write(user_file(host.home), "- insert:\n  - id: a\n    name: ./plugins/svc.py\n")
+        code, outcome = host.reload()
+        assert code == 4 and "duplicate loader entry id: a" in outcome["errors"][0]["message"]
+        assert_serves_and_tells_the_truth(host, old)
+    finally:
+        host.stop()
+
+
+def test_fifty_rapid_saves_end_on_the_last_one(tmp_path):
+    host = boot(tmp_path)
+    try:
+        old = tree(host)
+        for i in range(50):
+            write(user_file(host.home), f"- id: c\n  config: {{tag: save-{i}}}\n")
+        settle(host)
+        doc = assert_serves_and_tells_the_truth(host, with_c(old, {"tag": "save-49"}))
+        assert doc["host"]["reloads"] < 50          # coalesced, never one reload per save
+        assert doc["host"]["drift"] == []
+        code, outcome = host.reload()
+        assert code == 0 and outcome["verdict"] == "unchanged"
+    finally:
+        host.stop()
+
+
+def test_sigkill_of_a_reload_client_mid_request(tmp_path):
+    host = boot(tmp_path)
+    try:
+        old = tree(host)
+        write(user_file(host.home), "- id: c\n  config: {sleep: 0.8, tag: slow}\n")
+        client = subprocess.Popen([DSHCTL, "--home", str(host.home), "reload", "--profile", "p"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+        settle(host)
+        doc = assert_serves_and_tells_the_truth(host, with_c(old, {"sleep": 0.8, "tag": "slow"}))
+        assert doc["last_reload"]["verdict"] in ("applied", "unchanged") and doc["host"]["drift"] == []
+        code, _ = host.reload()                      # the socket still answers the next client
+        assert code == 0
+    finally:
+        host.stop()
+
+
+def test_sigterm_disposes_every_row_and_exits_zero(tmp_path):
+    host = boot(tmp_path)
+    host.proc.send_signal(signal.SIGTERM)
+    host.wait_for("host/stopped")
+    assert host.proc.wait(10) == 0
+    assert not (host.home / "profiles" / "p" / ".dshctl" / "host.sock").exists()
+    result = subprocess.run([DSHCTL, "--home", str(host.home), "status", "--profile", "p"],
+                            capture_output=True, text=True)
+    assert result.returncode == 6 and "no host is running" in result.stderr
+
+
+def test_the_socket_refuses_another_user(tmp_path):
+    """The socket lives in a 0700 directory and is 0600: a client running as `nobody` cannot even
+    connect. (The SO_PEERCRED check behind it is tested on its own in test_control.py.)"""
+    host = boot(tmp_path)
+    try:
+        sock = host.home / "profiles" / "p" / ".dshctl" / "host.sock"
+        assert oct(sock.stat().st_mode & 0o777) == "0o600"
+        assert oct(sock.parent.stat().st_mode & 0o777) == "0o700"
+        probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1])\n"
+                 " print('connected')\nexcept PermissionError:\n print('denied')\n")
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                 "python3", "-c", probe, str(sock)], capture_output=True, text=True)
+        assert result.stdout.strip() == "denied", result.stderr
+        assert host.status()["host"]["pid"] == host.proc.pid   # the owner still gets in
+    finally:
+        host.stop()

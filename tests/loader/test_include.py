@@ -1,0 +1,205 @@
+"""`cordis:include`: checklist items 51-57 (cordis-runtime.md §7, §8)."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from dshctl.loader import ConfigFileError, LoaderError
+
+from .helpers import Log, Recorder, make_loader, run, states
+
+PLUGIN = '''
+name = "local"
+def apply(ctx, config):
+    LOG.append(("local", config))
+LOG = []
+'''
+
+
+def include_row(path, **config):
+    return {"id": "inc", "name": "cordis:include", "config": {"path": path, **config}}
+
+
+def include_of(loader):
+    return loader.resolve("inc").subtree.source
+
+
+def test_item_51_relative_names_resolve_beside_the_included_file_and_extensions(tmp_path):
+    sub = tmp_path / "deep" / "er"
+    sub.mkdir(parents=True)
+    (sub / "local.py").write_text(PLUGIN)
+    (sub / "tree.yml").write_text("- {id: l, name: ./local.py, config: {n: 1}}\n")
+    (tmp_path / "tree.txt").write_text("[]\n")
+
+    async def main():
+        loader = make_loader(Log())
+        await loader.start([include_row("deep/er/tree.yml")], base_dir=tmp_path)
+        assert states(loader) == {"inc": "ACTIVE", "inc:l": "ACTIVE"}
+        assert loader.resolve("inc:l").fiber.plugin.LOG == [("local", {"n": 1})]
+        await loader.stop()
+        other = make_loader(Log())
+        report = await other.start([include_row("tree.txt")], base_dir=tmp_path)
+        [failed] = report.by_action("failed")
+        assert failed.full_id == "inc" and 'extension ".txt" not supported' in failed.reason
+        await other.stop()
+    run(main())
+
+
+def test_item_52_missing_file_uses_initial_and_writes_it_else_not_found(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("new.yml", initial=[{"id": "x", "name": "p", "config": 1}])],
+                           base_dir=tmp_path)
+        assert states(loader)["inc:x"] == "ACTIVE"
+        assert (tmp_path / "new.yml").read_text() == "- id: x\n  name: p\n  config: 1\n"
+        await loader.stop()
+        other = make_loader(log, p)
+        report = await other.start([include_row("absent.yml")], base_dir=tmp_path / "nowhere")
+        [failed] = report.by_action("failed")
+        assert "config file not found: " in failed.reason and failed.reason.endswith("absent.yml")
+        await other.stop()
+    run(main())
+
+
+def test_item_53_refresh_with_identical_bytes_does_nothing(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+    (tmp_path / "t.yml").write_text("- {id: x, name: p}\n")
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml")], base_dir=tmp_path)
+        include = include_of(loader)
+        log.clear()
+        (tmp_path / "t.yml").write_text("- {id: x, name: p}\n")   # rewritten, same bytes
+        assert await include.refresh() is False and log == []
+        (tmp_path / "t.yml").write_text("- {id: x, name: p, config: 2}\n")
+        assert await include.refresh() is True and log == [("dispose", "p", None), ("apply", "p", 2)]
+        await loader.stop()
+    run(main())
+
+
+def test_item_54_writes_are_coalesced_atomic_keep_js_and_readonly_raises(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+    target = tmp_path / "t.yml"
+    target.write_text("- {id: x, name: p, config: {a: !!js \"process.env.A ?? 'z'\"}}\n")
+    (tmp_path / "t.json").write_text(json.dumps([{"id": "j", "name": "p", "config": {"k": 1}}]))
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml"),
+                            {"id": "js", "name": "cordis:include", "config": {"path": "t.json"}}],
+                           base_dir=tmp_path)
+        include = include_of(loader)
+        writes = []
+        original = include._write_rows
+        include._write_rows = lambda rows: (writes.append(1), original(rows))
+        for _ in range(3):
+            include.schedule_write()
+        await include.flush()
+        assert writes == [1]                                  # three requests, one write
+        assert target.read_text() == "- id: x\n  name: p\n  config:\n    a: !!js process.env.A ?? 'z'\n"
+        assert not list(tmp_path.glob("*.tmp*"))              # the temp file was renamed over
+        json_include = loader.resolve("js").subtree.source
+        await json_include.write()
+        assert json.loads((tmp_path / "t.json").read_text()) == [{"id": "j", "name": "p", "config": {"k": 1}}]
+        os.chmod(target, stat.S_IRUSR)
+        try:
+            with pytest.raises(LoaderError, match="cannot overwrite readonly config"):
+                await include.write()
+        finally:
+            os.chmod(target, stat.S_IRUSR | stat.S_IWUSR)
+        await loader.stop()
+    run(main())
+
+
+def test_item_55_patches_on_plain_rows_and_nested_groups(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+    (tmp_path / "t.yml").write_text("""
+- {id: a, name: p, config: 1}
+- id: g
+  name: cordis:group
+  group: true
+  config:
+    - id: inner
+      name: cordis:group
+      group: true
+      config: [{id: deep, name: p, config: 1}]
+""")
+    patches = [
+        {"id": "a", "config": 2},                                   # override
+        {"id": "deep", "config": 3},                                # nested group target
+        {"insert": [{"id": "top", "name": "p", "config": 4}]},      # root insert
+        {"id": "inner", "insert": [{"id": "ins", "name": "p", "config": 5}]},  # group insert
+        {"id": "a", "name": "other", "config": 99},                 # name mismatch: skipped
+        {"id": "missing", "config": 99},                            # missing id: skipped
+        {"id": "a", "insert": [{"id": "no", "name": "p"}]},          # not a group: skipped
+    ]
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml", patches=patches)], base_dir=tmp_path)
+        configs = {e.full_id: e.options.get("config") for e in loader.resolve("inc").subtree.order()
+                   if e.name == "p"}
+        assert configs == {"inc:a": 2, "inc:deep": 3, "inc:ins": 5, "inc:top": 4}
+        await loader.stop()
+    run(main())
+
+
+def test_item_56_patches_never_mutate_data_reapplied_on_refresh_and_config_update(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+    (tmp_path / "t.yml").write_text("- {id: a, name: p, config: base}\n")
+    layered = [{"insert": [{"id": "new", "name": "p", "config": "inserted"}]},
+               {"id": "new", "config": "patched-after-insert"}, {"id": "a", "config": "over"}]
+
+    def configs(loader):
+        return {e.id: e.options.get("config") for e in loader.resolve("inc").subtree.order()}
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml", patches=layered)], base_dir=tmp_path)
+        include = include_of(loader)
+        assert configs(loader) == {"a": "over", "new": "patched-after-insert"}
+        assert include.data == [{"id": "a", "name": "p", "config": "base"}]   # parsed data untouched
+        (tmp_path / "t.yml").write_text("- {id: a, name: p, config: base2}\n- {id: b, name: p}\n")
+        await include.refresh()
+        assert configs(loader) == {"a": "over", "b": None, "new": "patched-after-insert"}
+        inc_fiber = loader.resolve("inc").fiber
+        await loader.update([include_row("t.yml")])          # patches omitted: overlay removed
+        assert configs(loader) == {"a": "base2", "b": None}
+        assert loader.resolve("inc").fiber is inc_fiber       # same path: no restart
+        await loader.stop()
+    run(main())
+
+
+def test_item_57_broken_file_raises_and_keeps_last_good_tree(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+    target = tmp_path / "t.yml"
+    target.write_text("- {id: a, name: p, config: 1}\n")
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml")], base_dir=tmp_path)
+        include = include_of(loader)
+        for text, what in [("- {id: a, name: p, config: [\n", "failed to parse config file"),
+                           ("id: a\n", "failed to validate config file"),
+                           ("", "failed to validate config file")]:
+            target.write_text(text)
+            with pytest.raises(ConfigFileError, match=what):
+                await include.refresh()
+            assert states(loader) == {"inc": "ACTIVE", "inc:a": "ACTIVE"}
+        target.write_text("- {id: a, name: p, config: 2}\n")
+        assert await include.refresh() is True
+        assert loader.resolve("inc:a").fiber.config == 2
+        await loader.stop()
+    run(main())

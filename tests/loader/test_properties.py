@@ -1,0 +1,106 @@
+"""Property tests: random sequences of entry-list edits, with plugins failing at random points.
+
+After every step the running tree equals either the new list (the update succeeded) or the previous
+one (it raised) — never a mix — and no fiber outlives its row.
+"""
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from dshctl.loader import LoaderError
+
+from .helpers import Log, Recorder, make_loader
+
+IDS = ["a", "b", "c", "d", "e"]
+NAMES = ["p", "q", "prov", "dep"]
+
+
+@st.composite
+def row_lists(draw):
+    ids = draw(st.lists(st.sampled_from(IDS), unique=True, max_size=5))
+    rows = []
+    for entry_id in ids:
+        row = {"id": entry_id, "name": draw(st.sampled_from(NAMES)),
+               "config": draw(st.sampled_from([{"v": 0}, {"v": 1}, {"fail": True}]))}
+        if draw(st.booleans()) and draw(st.booleans()):
+            row["disabled"] = True
+        rows.append(row)
+    if rows and draw(st.booleans()):   # nest a tail of the rows in a group, maybe disabled
+        cut = draw(st.integers(0, len(rows)))
+        group = {"id": "g", "name": "cordis:group", "group": True, "config": rows[cut:]}
+        if draw(st.booleans()) and draw(st.booleans()):
+            group["disabled"] = True
+        rows = rows[:cut] + [group]
+    return rows
+
+
+def flat(rows, hidden=False):
+    """(id, row, mounted) in pre-order: what the running tree must look like for ``rows``."""
+    for row in rows:
+        off = bool(row.get("disabled"))
+        if row.get("group"):
+            yield row["id"], row, not hidden
+            yield from flat(row["config"], hidden or off)
+        else:
+            yield row["id"], row, not hidden and not off
+
+
+def clone(rows):
+    return [{**r, "config": clone(r["config"])} if r.get("group") else dict(r) for r in rows]
+
+
+class LoaderMachine(RuleBasedStateMachine):
+    @initialize()
+    def boot(self):
+        self.loop = asyncio.new_event_loop()
+        self.log = Log()
+        plugins = [Recorder("p", self.log), Recorder("q", self.log),
+                   Recorder("prov", self.log, provides="svc"), Recorder("dep", self.log, inject=["svc"])]
+        self.loader = make_loader(self.log, *plugins)
+        self.committed: list = []
+        self.loop.run_until_complete(self.loader.start([], base_dir="."))
+
+    @rule(rows=row_lists())
+    def update(self, rows):
+        try:
+            self.loop.run_until_complete(self.loader.update(clone(rows)))
+        except LoaderError:
+            return  # the invariant checks the previous list still runs
+        self.committed = clone(rows)
+
+    @invariant()
+    def tree_is_exactly_the_committed_list(self):
+        if not hasattr(self, "loader"):
+            return
+        expected = list(flat(self.committed))
+        entries = self.loader.entries()
+        assert [e.id for e in entries] == [i for i, _, _ in expected]
+        for entry, (_, row, mounted) in zip(entries, expected):
+            assert entry.options == row
+            assert (entry.fiber is not None) == mounted, (entry, mounted)
+            if mounted:
+                assert entry.fiber.uid is not None and entry.fiber.plugin.name == row["name"]
+                if not entry.is_group:
+                    assert entry.fiber.config == row["config"]
+        registry = self.loader.ctx.registry
+        live = [f for rt in registry._runtimes.values() for f in rt.fibers
+                if f.uid is not None and f is not self.loader._fiber]
+        assert len(live) == sum(1 for _, _, m in expected if m)   # no leaked fibers
+        for binding in registry.services.bindings.values():
+            assert binding.fiber.uid is not None                  # no service of a dead fiber
+
+    def teardown(self):
+        if hasattr(self, "loop"):
+            self.loop.run_until_complete(self.loader.stop())
+            assert sum(1 for rt in self.loader.ctx.registry._runtimes.values() for f in rt.fibers
+                       if f.uid is not None) == 0
+            self.loop.close()
+
+
+LoaderMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=10, deadline=None,
+                                           suppress_health_check=[HealthCheck.too_slow])
+test_random_edit_sequences = LoaderMachine.TestCase

@@ -1,0 +1,99 @@
+"""Plugin resolution for the Python host (docs/runtime.md, "Plugin resolution")."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from dshctl.core.dialect import load_yaml
+from dshctl.loader import LoaderError, PluginUnavailable
+from dshctl.loader.resolve import PluginResolver, module_name_for
+
+from .helpers import Log, make_loader, run, states
+
+MODULE = '''
+name = "{name}"
+def apply(ctx, config):
+    ctx.provide("{service}", "{name}")
+'''
+
+
+def write_module(path, name, service="svc"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(MODULE.format(name=name, service=service))
+
+
+def test_relative_names_resolve_beside_the_declaring_file(tmp_path):
+    write_module(tmp_path / "patches" / "mine.py", "from-patch-dir")
+    write_module(tmp_path / "profile" / "mine.py", "from-base")
+    patch_row = load_yaml("- {id: a, name: ./mine.py}\n", str(tmp_path / "patches" / "p.yml")).value[0]
+
+    async def main():
+        loader = make_loader(Log())
+        await loader.start([patch_row, {"id": "b", "name": "./mine", "isolate": {"svc": True}}],
+                           base_dir=tmp_path / "profile")
+        assert loader.resolve("a").fiber.plugin.name == "from-patch-dir"
+        assert loader.resolve("b").fiber.plugin.name == "from-base"   # no position: the tree base
+        path = (tmp_path / "patches" / "mine.py").resolve()
+        assert sys.modules[module_name_for(path)] is loader.resolve("a").fiber.plugin
+        await loader.stop()
+    run(main())
+
+
+def test_shipped_plugin_resolves_lazily():
+    resolver = PluginResolver(shipped={"@dshctl/logger": "dshctl.host.plugins.logger"})
+    plugin = resolver.resolve("@dshctl/logger", declared_in=Path("."))
+    assert plugin.__name__ == "dshctl.host.plugins.logger" and callable(plugin.apply)
+
+
+def test_entry_point_in_group_dshctl_plugins(tmp_path, monkeypatch):
+    write_module(tmp_path / "site" / "acme_plugin.py", "acme")
+    info = tmp_path / "site" / "acme_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dshctl.plugins]\n@acme/thing = acme_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    plugin = PluginResolver().resolve("@acme/thing", declared_in=tmp_path)
+    assert plugin.name == "acme"
+
+
+def test_bundle_declares_python_modules_in_package_json(tmp_path):
+    home = tmp_path / "home"
+    profile = tmp_path / "profile"
+    one = profile / "node_modules" / "@scope" / "pkg"
+    write_module(one / "py" / "main.py", "pkg-main")
+    write_module(one / "py" / "startup.py", "pkg-startup")
+    (one / "package.json").write_text(json.dumps({"name": "@scope/pkg", "dsh": {"python": {
+        "@scope/pkg": "py/main.py", "@scope/pkg/startup": "py/startup.py"}}}))
+    two = home / "profiles" / "node_modules" / "single"
+    write_module(two / "plugin.py", "single")
+    (two / "package.json").write_text(json.dumps({"name": "single", "dsh": {"python": "plugin.py"}}))
+    resolver = PluginResolver(home=home)
+    assert resolver.resolve("@scope/pkg", declared_in=profile).name == "pkg-main"
+    assert resolver.resolve("@scope/pkg/startup", declared_in=profile).name == "pkg-startup"
+    assert resolver.resolve("single", declared_in=profile).name == "single"   # $DSH_HOME/profiles
+    with pytest.raises(PluginUnavailable):
+        resolver.resolve("@scope/pkg/other", declared_in=profile)
+
+
+def test_node_plugin_fails_its_row_or_is_skipped(tmp_path):
+    (tmp_path / "plugin.mjs").write_text("export default {}\n")
+    rows = [{"id": "llm", "name": "@deepseek-ai/dsh-llm"}, {"id": "js", "name": "./plugin.mjs"},
+            {"id": "ok", "name": "cordis:group", "group": True, "config": []}]
+
+    async def main():
+        loader = make_loader(Log())
+        with pytest.raises(LoaderError) as info:
+            await loader.start([dict(r) for r in rows], base_dir=tmp_path)
+        message = info.value.message
+        assert 'no Python implementation for plugin "@deepseek-ai/dsh-llm"' in message
+        assert 'no Python implementation for plugin "./plugin.mjs"' in message
+        assert "--skip-unavailable" in info.value.hint
+        skipping = make_loader(Log(), skip_unavailable=True)
+        report = await skipping.start([dict(r) for r in rows], base_dir=tmp_path)
+        assert [r.full_id for r in report.by_action("skipped")] == ["llm", "js"]
+        assert states(skipping) == {"llm": "SKIPPED", "js": "SKIPPED", "ok": "ACTIVE"}
+        await skipping.stop()
+    run(main())
