@@ -163,8 +163,9 @@ class Host:
             report = await self.loader.update(rows)
         except LoaderUpdateError as err:
             report_rows = annotate(err.report.to_json()["rows"] if err.report is not None else [], rows)
-            touched = any(r["action"] not in ("unchanged", "failed") for r in report_rows)
-            verdict = ROLLBACK_FAILED if err.rollback_failed else ROLLED_BACK if touched else REJECTED
+            # the transaction had begun changing rows (checks that come before any change raise a plain
+            # LoaderError, below): applied, then rolled back
+            verdict = ROLLBACK_FAILED if err.rollback_failed else ROLLED_BACK
             return ReloadOutcome(verdict, trigger, files, rows=report_rows, errors=[error_json(err)],
                                  digest=self.digest)
         except LoaderError as err:

@@ -29,6 +29,7 @@ def host_status(host: "Host") -> dict:
         "uptime_s": round(time.time() - host.started_at, 1), "source": host.source,
         "running_digest": host.digest, "on_disk": disk, "last_good": good,
         "reloads": host.reloader.passes if host.reloader else 0,
+        "reloading": bool(host.reloader and (host.reloader.lock.locked() or host.reloader.dirty)),
         "modules": host.modules.summary() if host.modules else None,
     }
     info["drift"] = drift(host, disk, good)

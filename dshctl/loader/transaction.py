@@ -9,6 +9,7 @@ back with its previous options.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from dshctl.runtime import State
@@ -24,13 +25,25 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tree import Tree
 
 
+@dataclass
+class Step:
+    """What phase 2 does for one row, after every stop of phase 1 finished."""
+
+    entry: Entry
+    run: Callable[[Entry], Awaitable[None]]
+
+    def __call__(self) -> Awaitable[None]:
+        return self.run(self.entry)
+
+
 class Transaction:
     def __init__(self, tree: "Tree", plans: list[RowPlan], *, boot: bool):
         self.tree = tree
         self.plans = plans
         self.boot = boot
         self.fields: list[Callable[[], None]] = []
-        self.fibers: list[Callable[[], Awaitable[None]]] = []
+        self.removals: list[Callable[[], Awaitable[None]]] = []
+        self.restores: list[Callable[[], Awaitable[None]]] = []
         self.touched: dict[Entry, None] = {}
         self.failures: dict[Entry, BaseException] = {}
         self.actions: dict[Entry, str] = {}
@@ -41,12 +54,10 @@ class Transaction:
         tree = self.tree
         kept = {plan.id for plan in self.plans}
         removed = [e for e in tree.order() if e.id not in kept]
-        tasks = [asyncio.ensure_future(self._apply(plan)) for plan in self.plans]
-        if tasks:
-            await asyncio.wait(tasks)
-        for task, plan in zip(tasks, self.plans):
-            if task.exception() is not None:
-                self._fail(self.by_plan[id(plan)], task.exception())
+        # Phase 1 stops what must stop (disable, replace) concurrently; phase 2 starts what must
+        # start only then, so a service moving between rows is never registered twice (§12.4).
+        then = await self._all(self._stop_phase, self.plans)
+        await self._all(lambda step: step(), [s for s in then if s is not None])
         await settle([e.fiber for e in self.touched if e.fiber is not None])
         if tree.owner_gone():
             return self._report()  # teardown wins (§6.3 step 3)
@@ -60,7 +71,22 @@ class Transaction:
         tree.commit(self.plans, self.by_plan)
         return self._report()
 
-    async def _apply(self, plan: RowPlan) -> None:
+    async def _all(self, step, items: list) -> list:
+        """Run ``step(item)`` for every item concurrently; a raise fails that item's row."""
+        tasks = [asyncio.ensure_future(step(item)) for item in items]
+        if not tasks:
+            return []
+        await asyncio.wait(tasks)
+        results = []
+        for task, item in zip(tasks, items):
+            err = task.exception()
+            if err is not None:
+                entry = self.by_plan[id(item)] if isinstance(item, RowPlan) else item.entry
+                self._fail(entry, err)
+            results.append(None if err is not None else task.result())
+        return results
+
+    async def _stop_phase(self, plan: RowPlan) -> "Step | None":
         tree = self.tree
         entry = tree.store.get(plan.id)
         if entry is None:
@@ -74,12 +100,24 @@ class Transaction:
         entry.refresh_intercepts()
         if not was_active and not plan.active:
             self.actions[entry] = "skipped" if plan.skipped else ("disabled" if entry.disabled else "unchanged")
-        elif was_active and not plan.active:
+            return None
+        if was_active and not plan.active:
             await self._stop(entry, "skipped" if plan.skipped else "stopped")
-        elif not was_active:
-            self._start(entry)
-        else:
-            await self._change(entry, old_options, realms_changed)
+            return None
+        if not was_active:
+            return Step(entry, self._start)
+        keys = changed_keys(old_options, entry.options, group=entry.is_group)
+        if any(k in keys for k in REPLACE_KEYS) or entry.plugin is not entry.fiber.plugin:
+            # name, inject or group: the new plugin was imported already; the old fiber is
+            # disposed (awaited) before the new one starts, and comes back on rollback
+            await self._stop(entry, "restarted")
+            return Step(entry, self._start)
+        if realms_changed & entry.relevant_services():
+            return Step(entry, self._restart)
+        if "config" in keys:
+            return Step(entry, self._update_config)
+        self.actions[entry] = "updated" if keys else "unchanged"
+        return None
 
     def _set_fields(self, entry: Entry, plan: RowPlan) -> None:
         saved = (entry.options, entry.parent, entry.plugin, entry.skipped, entry.is_group,
@@ -101,47 +139,24 @@ class Transaction:
         entry.disabled = plan.disabled
 
     # ---- fiber changes ------------------------------------------------------------------------------
-    def _start(self, entry: Entry) -> None:
+    # Undo is split in two lists: ``removals`` (fibers this update started) run first, newest
+    # first; ``restores`` (old fibers and configs) run after them, with every field restored.
+    async def _start(self, entry: Entry) -> None:
         loader = self.tree.loader
         loader.plug(entry)
         self.touched[entry] = None
-        self.actions[entry] = "started"
-        self.fibers.append(lambda: loader.dispose_entry(entry))
+        self.actions.setdefault(entry, "started")
+        self.removals.append(lambda: loader.dispose_entry(entry))
 
     async def _stop(self, entry: Entry, action: str) -> None:
         loader = self.tree.loader
         await loader.dispose_entry(entry)
         self.actions[entry] = action
 
-        async def restart_old() -> None:
+        async def start_old() -> None:
             loader.plug(entry)
             self.touched[entry] = None
-        self.fibers.append(restart_old)
-
-    async def _replace(self, entry: Entry) -> None:
-        """Name, inject or group changed: the new plugin was imported already; the old fiber is
-        disposed (awaited, §12.4) before the new one starts, and comes back on rollback."""
-        loader = self.tree.loader
-        await loader.dispose_entry(entry)
-        loader.plug(entry)
-        self.touched[entry] = None
-        self.actions[entry] = "restarted"
-
-        async def back_to_old() -> None:
-            await loader.dispose_entry(entry)
-            loader.plug(entry)
-        self.fibers.append(back_to_old)
-
-    async def _change(self, entry: Entry, old_options: dict, realms_changed: set[str]) -> None:
-        keys = changed_keys(old_options, entry.options, group=entry.is_group)
-        if any(k in keys for k in REPLACE_KEYS) or entry.plugin is not entry.fiber.plugin:
-            await self._replace(entry)
-        elif realms_changed & entry.relevant_services():
-            await self._restart(entry)
-        elif "config" in keys:
-            await self._update_config(entry)
-        else:
-            self.actions[entry] = "updated" if keys else "unchanged"
+        self.restores.append(start_old)
 
     async def _restart(self, entry: Entry) -> None:
         fiber = entry.fiber
@@ -151,7 +166,7 @@ class Transaction:
         async def restart_again() -> None:  # realms are restored by then
             if fiber.uid is not None:
                 await _quietly(fiber.restart())
-        self.fibers.append(restart_again)
+        self.restores.append(restart_again)
         await _quietly(fiber.restart())
 
     async def _update_config(self, entry: Entry) -> None:
@@ -163,7 +178,7 @@ class Transaction:
         async def back_to_old_config() -> None:
             if entry.fiber is fiber and fiber.uid is not None:
                 await _quietly(fiber.update(loader.config_for(entry), no_save=True))
-        self.fibers.append(back_to_old_config)
+        self.restores.append(back_to_old_config)
         try:
             await fiber.update(loader.config_for(entry), no_save=True)
         finally:
@@ -188,7 +203,7 @@ class Transaction:
         for undo in reversed(self.fields):
             undo()
         broken: list[tuple[Entry, BaseException]] = []
-        for undo in reversed(self.fibers):
+        for undo in [*reversed(self.removals), *reversed(self.restores)]:
             try:
                 await undo()
             except Exception as err:  # noqa: BLE001 - reported as a failed rollback below

@@ -64,7 +64,11 @@ class Context:
         fiber._handle = parent.effect(lambda: fiber.dispose, "ctx.plugin()")
         events = self.registry.events
         if events.has_listeners("internal/plugin"):
-            events.emit("internal/plugin", (fiber,))  # the loader merges a row's inject here
+            try:
+                events.emit("internal/plugin", (fiber,))  # the loader merges a row's inject here
+            except BaseException:
+                fiber.dispose()  # a failing hook leaves no half-registered fiber behind
+                raise
             fiber.ctx = Context._for_fiber(fiber, self)
         self.registry.services.track(fiber)
         fiber._refresh_epoch()

@@ -269,6 +269,8 @@ class Fiber:
         self._generation += 1
         self._set_epoch(INACTIVE)
         self._refresh_epoch()
+        if not self._busy:  # no transition (unmet inject): still re-derive, e.g. FAILED -> PENDING
+            self._set_state(self._resting_state())
         return Settling(self, raise_error=True)
 
     def update(self, config: Any, no_save: bool = False):

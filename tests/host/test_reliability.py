@@ -62,7 +62,7 @@ def settle(host, timeout: float = 5.0) -> None:
     while time.monotonic() < deadline:
         doc = host.status()["host"]
         key = (doc["reloads"], doc["running_digest"])
-        if key == previous:
+        if key == previous and not doc["reloading"]:
             return
         previous = key
         time.sleep(0.2)
@@ -77,7 +77,7 @@ def test_plugin_raising_in_apply_is_rolled_back(tmp_path):
         assert code == 5 and outcome["verdict"] == "rolled-back"
         failed = [r for r in outcome["rows"] if r["action"] == "failed"]
         assert failed[0]["id"] == "c" and "boom: on purpose" in failed[0]["reason"]
-        assert failed[0]["config_loc"].startswith(str(user_file(host.home)) + ":1:")
+        assert failed[0]["config_loc"].startswith(str(user_file(host.home)) + ":2:")
         doc = assert_serves_and_tells_the_truth(host, old)
         assert "old tree still running" in doc["host"]["drift"][0]
         # text output of the same verdict, end to end
@@ -207,7 +207,7 @@ def test_the_socket_refuses_another_user(tmp_path):
         probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1])\n"
                  " print('connected')\nexcept PermissionError:\n print('denied')\n")
         result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                 "python3", "-c", probe, str(sock)], capture_output=True, text=True)
+                                 "/usr/bin/python3", "-c", probe, str(sock)], capture_output=True, text=True)
         assert result.stdout.strip() == "denied", result.stderr
         assert host.status()["host"]["pid"] == host.proc.pid   # the owner still gets in
     finally:

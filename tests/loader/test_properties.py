@@ -86,6 +86,8 @@ class LoaderMachine(RuleBasedStateMachine):
                 assert entry.fiber.uid is not None and entry.fiber.plugin.name == row["name"]
                 if not entry.is_group:
                     assert entry.fiber.config == row["config"]
+                if row["name"] != "dep":  # only a dependent can fail later, re-entered untouched
+                    assert entry.fiber.state.name == "ACTIVE", "a failed row was committed"
         registry = self.loader.ctx.registry
         live = [f for rt in registry._runtimes.values() for f in rt.fibers
                 if f.uid is not None and f is not self.loader._fiber]

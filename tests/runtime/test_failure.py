@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from dshctl.runtime import Context, CordisError, RuntimeOptions, RuntimeTimeout, State
+from dshctl.runtime import Context, CordisError, RuntimeOptions, RuntimeTimeout, Service, State
 
 from .helpers import run_async, runtime_errors, ticks
 
@@ -165,3 +165,26 @@ async def test_root_dispose_unloads_everything_but_root_stays_active():
     assert sorted(seq) == ["child", "root effect"]
     assert root.fiber.state is State.ACTIVE and root.fiber.uid == 0
     assert len(root.registry) == 0 and root.get_effects() == []
+
+
+@run_async
+async def test_service_with_async_generator_init_yields_its_disposer():
+    seq = []
+
+    class Cache(Service):
+        def __init__(self, ctx, config):
+            super().__init__(ctx, "cache")
+            self.size = config["size"]
+
+        async def init(self):
+            seq.append("open")
+            yield lambda: seq.append("close")
+            seq.append("warmed")
+
+    root = Context()
+    fiber = await root.plugin(Cache, {"size": 3})
+    user = await root.inject(["cache"], lambda ctx: seq.append(("uses", ctx.cache.size)))
+    assert seq == ["open", "warmed", ("uses", 3)]
+    assert fiber.get_effects() == [{"label": "apply", "children": []}, {"label": 'ctx.provide("cache")', "children": []}]
+    await fiber.dispose()
+    assert seq[-1] == "close" and user.state is State.PENDING

@@ -121,3 +121,22 @@ async def test_plug_then_dispose_leaves_no_trace():
     await root.fiber.restart()   # restarting the root unloads everything, the root stays ACTIVE
     assert again.state is State.DISPOSED and root.fiber.state is State.ACTIVE
     assert len(root.registry) == 0 and root.get("db") is None
+
+
+@run_async
+async def test_failing_internal_plugin_hook_leaves_no_half_registered_fiber():
+    root = Context()
+
+    def broken_hook(fiber):
+        if fiber.uid is not None:
+            raise RuntimeError("hook failed")
+
+    root.on("internal/plugin", broken_hook)
+
+    def plugin(ctx):
+        return None
+
+    with pytest.raises(RuntimeError, match="hook failed"):
+        root.plugin(plugin)
+    assert plugin not in root.registry
+    assert [e["label"] for e in root.get_effects()] == ['ctx.on("internal/plugin")']

@@ -244,5 +244,5 @@ class RuntimeMachine(RuleBasedStateMachine):
                     assert fiber.state in (State.PENDING, State.FAILED), (key, fiber.state)
 
 
-RuntimeMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=30, deadline=None)
+RuntimeMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=40, deadline=None)
 test_runtime_state_machine = RuntimeMachine.TestCase
