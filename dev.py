@@ -44,7 +44,14 @@ def demo() -> int:
         code = run(dshctl + sub)
         if code:
             return code
-    return 0
+    # The main job: run the demo profile on the host for a few seconds. A --patch layer (applied after
+    # the user layers) turns the status page back on and makes the timer tick every 2 s, so there is
+    # something to see; open the printed status page URL while it runs. Without --for it runs until ^C.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        patch = Path(tmp) / "demo.patch.yml"
+        patch.write_text("- id: status-page\n  disabled: false\n- id: timer\n  config:\n    interval: 2\n")
+        return run(dshctl + ["host", "run", "--patch", str(patch), "--for", "8"])
 
 
 def test(extra: list[str]) -> int:

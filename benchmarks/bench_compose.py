@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/bench_compose.py
 
 Builds homes of B bundles x 200 rows with P override patches (1x: 20 bundles, 2,000 patches; then
-2x and 4x), and prints: compose in-process cold (parse included) and warm (parse cache hit), the patch pass
-alone, and `dshctl profile dump` end to end (subprocess, median of 5) without and with the dump cache.
+2x and 4x), and prints: compose in-process cold (parse included) and warm (parse cache hit), each with explain's
+change records (`touches`, what `explain`/edits use) and without them (what `profile dump` uses), the
+patch pass alone, and `dshctl profile dump` end to end (subprocess, median of 5) without and with the
+dump cache.
 """
 from __future__ import annotations
 
@@ -70,16 +72,20 @@ def best_of(fn, runs: int = 5) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        print(f"{'size':>5} {'rows':>6} {'patches':>8} {'cold ms':>8} {'warm ms':>8} {'pass ms':>8}")
+        print(f"{'size':>5} {'rows':>6} {'patches':>8} {'cold ms':>8} {'warm ms':>8} {'cold-dump':>9} "
+              f"{'warm-dump':>9} {'pass ms':>8}")
         for factor in (1, 2, 4):
             home = build_home(Path(tmp), 20 * factor, 2000 * factor)
             age(home)
             cold = best_of(lambda: (_PARSED.clear(), compose_profile(home, "web")))
             total = best_of(lambda: compose_profile(home, "web"))
+            cold_dump = best_of(lambda: (_PARSED.clear(), compose_profile(home, "web", touches=False)))
+            warm_dump = best_of(lambda: compose_profile(home, "web", touches=False))
             stack = bundle_layers(home, "web") + user_layers(home, "web")
             passed = best_of(lambda: compose_layers(stack))
             rows = 20 * factor * ROWS_PER_BUNDLE
-            print(f"{factor:>4}x {rows:>6} {2000 * factor:>8} {cold:>8.1f} {total:>8.1f} {passed:>8.1f}")
+            print(f"{factor:>4}x {rows:>6} {2000 * factor:>8} {cold:>8.1f} {total:>8.1f} {cold_dump:>9.1f} "
+                  f"{warm_dump:>9.1f} {passed:>8.1f}")
         home = Path(tmp) / "home-20-2000"
         exe = ROOT / ".venv" / "bin" / "dshctl"
         cmd = [str(exe), "--home", str(home), "profile", "dump"]

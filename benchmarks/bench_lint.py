@@ -1,16 +1,19 @@
-"""Foundation figures: lint throughput, schema validation, and round-trip edits (run on demand).
+"""Foundation figures: lint throughput, round-trip edits, hostile inputs, CLI start-up (run on demand).
 
     .venv/bin/python benchmarks/bench_lint.py [CORPUS_DIR]
 """
 from __future__ import annotations
 
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from dshctl.core.dialect import load_yaml
 from dshctl.core.emit import dump
+from dshctl.errors import ParseError
 from dshctl.core.roundtrip import EditableYaml
 from dshctl.lint import lint_paths, lint_text
 
@@ -56,5 +59,30 @@ def main() -> None:
         show("round-trip read + set_key + atomic write, 1,000 rows", timed(edit))
 
 
+def refused(text: str) -> None:
+    try:
+        load_yaml(text, "hostile.yml")
+    except ParseError:
+        return
+    raise AssertionError("hostile input was accepted")
+
+
+def hostile() -> None:
+    bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"l{i}: &l{i} [" + ", ".join([f"*{'a' if i == 1 else f'l{i - 1}'}"] * 10) + "]" for i in range(1, 9)]
+    show("refuse a billion-laughs alias bomb (10^9 nodes)", timed(lambda: refused("\n".join(bomb) + "\n")))
+    deep = "[" * 100_000 + "]" * 100_000 + "\n"
+    show("refuse 100,000 nested flow sequences", timed(lambda: refused(deep)))
+
+
+def start_up() -> None:
+    dshctl = str(Path(sys.executable).parent / "dshctl")
+    for args in (["--version"], ["--help"]):
+        show(f"dshctl {args[0]} (process start to exit)",
+             timed(lambda: subprocess.run([dshctl, *args], stdout=subprocess.DEVNULL, check=True), runs=11))
+
+
 if __name__ == "__main__":
     main()
+    hostile()
+    start_up()

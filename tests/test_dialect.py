@@ -211,3 +211,63 @@ _row = st.fixed_dictionaries(
 @given(st.lists(_row, max_size=4))
 def test_load_dump_round_trip(rows):
     assert load_yaml(dump(rows), "t.yml").value == rows
+
+
+def test_alias_free_documents_are_not_alias_bombs(monkeypatch):
+    monkeypatch.setattr(dialect, "MAX_EXPANDED_NODES", 50)
+    rows = "".join(f"- {{id: r{i}, name: n{i}, config: {{p: {i}}}}}\n" for i in range(40))
+    assert len(load_yaml(rows, "big.yml").value) == 40  # ~360 nodes, no alias
+    bomb = "- &a {x: [1, 2, 3, 4, 5]}\n" + "- *a\n" * 10  # the 7th expansion of 8 nodes passes 50
+    with pytest.raises(ParseError, match="aliases expand to more than 50 nodes") as err:
+        load_yaml(bomb, "bomb.yml")
+    assert err.value.loc.line == 8 and err.value.hint
+
+
+def test_absurd_nesting_is_refused_before_parsing_the_rest():
+    # libyaml needs ~20 s for the whole of this; the builder must stop at MAX_DEPTH instead.
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(ParseError, match=f"deeper than {MAX_DEPTH}") as err:
+        load_yaml("[" * 100_000 + "]" * 100_000 + "\n", "deep.yml")
+    assert time.perf_counter() - started < 2
+    assert (err.value.loc.line, err.value.loc.column) == (1, MAX_DEPTH + 1)
+
+
+def test_c_parser_failure_after_events_falls_back_cleanly():
+    # libyaml rejects the flow mapping on row 3 only after emitting rows 1 and 2.
+    v = load_yaml("- a\n- b\n- {u: http://x:80/}\n", "t.yml")
+    assert v.value == ["a", "b", {"u": "http://x:80/"}] and v.notes == []
+
+
+def test_json_nesting_is_refused():
+    with pytest.raises(ParseError, match="deeper than 200") as err:
+        load_json('{"a": ' + "[" * 10_000 + "]" * 10_000 + "}", "package.json")
+    assert err.value.loc.line == 1 and err.value.hint
+
+
+def test_huge_file_is_refused_before_reading(tmp_path):
+    huge = tmp_path / "cordis.yml"
+    with huge.open("wb") as f:  # sparse: the size is real, nothing is written
+        f.truncate(dialect.MAX_FILE_BYTES + 1)
+    with pytest.raises(ParseError, match="the limit is 16,777,216") as err:
+        load_file(huge)
+    assert err.value.loc.file == str(huge) and err.value.hint
+
+
+@pytest.mark.parametrize("text,js", [
+    ("- *nowhere\n", True), ("- v: !!js {a: 1}\n", True), ("- !!int abc\n", True), ("name: !!js x\n", False),
+    ("- !!binary aGk=\n", True), ("- a\n---\n- b\n", True), ("- {a: 1, a: 2}\n", True), ("- v: !!js\n", True),
+    ("- [unclosed\n", True), ("- a\x00\n", True)])
+def test_every_yaml_error_has_position_and_hint(text, js):
+    with pytest.raises(ParseError) as err:
+        load_yaml(text, "t.yml", js=js)
+    assert err.value.loc.line >= 1 and err.value.hint
+
+
+@pytest.mark.parametrize("text", ['{"a": tru}', '{"a": 1', '{a: 1}', '{"a" 1}', '[1 2]', '1 2', '"\\x"',
+                                  "[" * 300 + "]" * 300])
+def test_every_json_error_has_position_and_hint(text):
+    with pytest.raises(ParseError) as err:
+        load_json(text, "package.json")
+    assert err.value.loc.line == 1 and err.value.loc.column >= 1 and err.value.hint

@@ -152,3 +152,17 @@ def test_installed_command_github_auto_and_sarif(tmp_path):
                           timeout=60)
     sarif = json.loads(proc.stdout)
     assert proc.returncode == 1 and sarif["runs"][0]["results"][0]["ruleId"] == "schema"
+
+
+def test_special_and_dangling_files_are_findings_not_hangs(tmp_path):
+    os.mkfifo(tmp_path / "cordis.yml")  # opening a FIFO for reading would block forever
+    (tmp_path / "cordis.patch.yml").symlink_to(tmp_path / "gone.yml")
+    proc = subprocess.run([str(DSHCTL), "lint", "--format", "text", str(tmp_path)], capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"{tmp_path / 'cordis.patch.yml'}: error [parse] file not found",
+        "  hint: check the path (or the target of a symbolic link)",
+        f"{tmp_path / 'cordis.yml'}: error [parse] is not a regular file",
+        "  hint: pass a regular file",
+    ]

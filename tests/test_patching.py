@@ -126,10 +126,12 @@ def test_empty_insert_list_is_still_an_insert():
     assert messages(r) == ['patch insert: entry "a" is not a group']
 
 
-@pytest.mark.parametrize("falsy", ["null", "0", "false", '""'])
-def test_falsy_insert_is_an_override_and_is_not_assigned(falsy):
+@pytest.mark.parametrize("falsy, value", [("null", None), ("0", 0), ("false", False), ('""', "")])
+def test_falsy_insert_is_an_override_and_is_assigned_like_any_key(falsy, value):
+    # dsh-config.md §5.6: every key except `id` and `name` is assigned, so a falsy `insert` lands on the row.
     r = run(f"- insert: [{{id: a, name: A}}]\n- {{id: a, insert: {falsy}, disabled: true}}\n")
-    assert r.rows == [{"id": "a", "name": "A", "disabled": True}]
+    assert r.rows == [{"id": "a", "name": "A", "insert": value, "disabled": True}]
+    assert type(r.rows[0]["insert"]) is type(value)
 
 
 def test_empty_id_counts_as_missing():
@@ -305,7 +307,7 @@ def _reference_apply(base, patches):
                                     f"{_q(t.get('name'), 'name' in t)}, got {_q(name)}), skipping"))
             continue
         for k, v in p.items():
-            if k not in ("id", "name", "insert"):
+            if k not in ("id", "name"):
                 t[k] = v
     return data, warnings
 
@@ -417,3 +419,55 @@ def test_js_expr_names_compare_by_identity_like_objects():
     # One aliased node is one object: the guard passes.
     r = run("- insert: [{id: a, name: &n !!js pick()}]\n- {id: a, name: *n, x: 1}\n")
     assert r.warnings == [] and r.rows[0]["x"] == 1
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.00001, "0.00001"), (1e-6, "0.000001"), (1e-7, "1e-7"), (1.5, "1.5"), (123.0, "123"),
+    (1e21, "1e+21"), (1e20, "100000000000000000000"), (12345678901234567890, "12345678901234567000"),
+    (-0.0, "0"), (-2.5e-9, "-2.5e-9"), (2**53 + 1, "9007199254740992"), (10**400, "Infinity")])
+def test_numbers_print_as_javascript_number_to_string(value, text):
+    from dshctl.core.jsvalue import number_text
+    assert number_text(value) == text
+
+
+def test_float_ids_in_warnings_are_json_stringified_like_javascript():
+    r = run("- {id: 0.00001, x: 1}\n- {id: 1.0e-7, x: 1}\n- {id: 2.0, x: 1}\n")
+    assert messages(r) == ["patch: entry 0.00001 not found", "patch: entry 1e-7 not found",
+                           "patch: entry 2 not found"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(base=ROWS, layers=LAYERS)
+def test_skipping_touches_or_tracking_never_changes_rows_warnings_or_origins(base, layers):
+    plist = [Patch(p, label, i) for i, (label, ps) in enumerate(layers) for p in ps]
+    full = apply_patches(base, plist)
+    lean = apply_patches(base, plist, touches=False)
+    bare = apply_patches(base, plist, track=False)
+    assert lean.touches == [] and bare.touches == []
+    for other in (lean, bare):
+        assert json.dumps(other.rows) == json.dumps(full.rows)
+        assert [(w.layer, w.message) for w in other.warnings] == [(w.layer, w.message) for w in full.warnings]
+        assert [s.origin for s in other.sources] == [s.origin for s in full.sources]
+        assert len(other.sources) == len(other.rows)
+    assert [s.label for s in lean.sources] == [s.label for s in full.sources]
+
+
+def test_array_index_keys_come_first_as_in_a_javascript_object():
+    # js-yaml builds plain objects: "10" and "2" enumerate first, ascending; "02" is not an index.
+    r = run("- insert: [{id: a, name: A, config: {b: 1, 10: x, a: 3, 2: y, '02': z}}]\n"
+            "- {id: a, zz: 1, 7: seven}\n")
+    assert list(r.rows[0]) == ["7", "id", "name", "config", "zz"]
+    assert list(r.rows[0]["config"]) == ["2", "10", "b", "a", "02"]
+
+
+def test_positions_of_the_parsed_input_are_never_changed():
+    """Clones share the parsed position tables; an override must not write through to them."""
+    layer = y("- insert: [{id: a, name: A, config: {x: 1}}]\n- id: a\n  config: {x: 2}\n")
+    row = layer[0]["insert"][0]
+    before = (dict(row.value_locs), dict(row.key_locs))
+    first = apply_patches([], [("L", p) for p in layer])
+    second = apply_patches([], [("L", p) for p in layer])
+    assert (dict(row.value_locs), dict(row.key_locs)) == before
+    for result in (first, second):
+        assert result.rows[0].value_locs["config"].line == 3  # the row reads config from the override
+    assert row.value_locs["config"].line == 1

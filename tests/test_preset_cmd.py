@@ -65,10 +65,28 @@ def test_list_text_shows_status_and_shadowing_when_piped(home):
     assert "did not compose" not in proc.stderr  # --root: the profile is not consulted
 
 
-def test_missing_profile_is_one_note_on_stderr_and_the_command_still_works(capsys, home):
+def test_no_note_when_the_default_profile_was_never_created(capsys, home):
+    code, out, err = run(capsys, "--home", str(home), "preset", "list", "-f", "json")
+    assert code == 0 and [i["id"] for i in json.loads(out)] == ["standard", "minimal"]
+    assert err == ""
+
+
+def test_a_profile_that_exists_but_fails_to_compose_is_one_note_and_the_command_still_works(capsys, home):
+    web = home / "profiles" / "web"
+    web.mkdir(parents=True)
+    (web / "package.json").write_text('{"name": "dsh-profile-web", "dsh": {"profile": {"bundles": []}}}\n')
+    (web / "cordis.patch.yml").write_text("- id: x\n  config: [unclosed\n")
+    for command in (["list"], ["show", "standard"], ["path", "minimal"], ["lint", "standard"]):
+        code, out, err = run(capsys, "--home", str(home), "preset", *command, "-f", "json")
+        assert code == 0 and out, command
+        assert err.count("\n") == 1 and err.startswith("dshctl: note: profile 'web' did not compose ("), command
+        assert "cordis.patch.yml" in err
+
+
+def test_a_missing_profile_named_explicitly_is_one_note(capsys, home):
     code, out, err = run(capsys, "--home", str(home), "--profile", "ghost", "preset", "list", "-f", "json")
     assert code == 0 and [i["id"] for i in json.loads(out)] == ["standard", "minimal"]
-    assert err.count("\n") == 1 and err.startswith("dshctl: note: profile 'ghost' did not compose")
+    assert err.count("\n") == 1 and err.startswith("dshctl: note: profile 'ghost' does not exist")
 
 
 def test_list_fails_on_an_unreadable_root_naming_it(capsys, home, tmp_path):
@@ -256,3 +274,42 @@ def test_concurrent_new_with_the_same_id_creates_exactly_one(tmp_path):
     assert sum("refusing to overwrite" in r for r in results) == 3
     assert sorted(os.listdir(into)) == [".dshctl-presets.lock", "racer"]
     assert (into / "racer" / "plugin.py").read_text() == (FIXTURES / "user" / "personal" / "plugin.py").read_text()
+
+
+def _profile_with_presets_row(home: Path, config: str) -> None:
+    web = home / "profiles" / "web"
+    web.mkdir(parents=True)
+    (web / "package.json").write_text(json.dumps(
+        {"name": "dsh-profile-web", "private": True, "dsh": {"profile": {"bundles": ["@dshctl/host-base"]}}}))
+    (web / "cordis.patch.yml").write_text(f"- id: agent-presets\n  config:\n{config}")
+
+
+@pytest.mark.parametrize("include_user_root", [True, False])
+def test_list_follows_the_launcher_overlay_of_the_profile_row(capsys, home, tmp_path, include_user_root):
+    """dsh's launcher overwrites the row's `roots` with the shipped root and keeps `includeUserRoot`:
+    the user's own root is never scanned, the user root only when includeUserRoot is not false."""
+    own = tmp_path / "own"
+    (own / "mine").mkdir(parents=True)
+    (own / "mine" / "agent.cordis.yml").write_text("[]\n")
+    (home / ".agent-presets" / "personal").mkdir(parents=True)
+    (home / ".agent-presets" / "personal" / "agent.cordis.yml").write_text("[]\n")
+    _profile_with_presets_row(home, f"    default: standard\n    roots: [{{path: {own}}}]\n"
+                                    f"    includeUserRoot: {str(include_user_root).lower()}\n")
+    code, out, err = run(capsys, "--home", str(home), "preset", "list", "-f", "json")
+    assert (code, err) == (0, "")
+    listed = [(p["id"], p["trust"]) for p in json.loads(out)]
+    expected = [("standard", "system"), ("minimal", "system")]
+    assert listed == expected + ([("personal", "user")] if include_user_root else [])
+    code, out, _ = run(capsys, "--home", str(home), "preset", "list", "-f", "json", "--root", str(own))
+    assert [p["id"] for p in json.loads(out)][0] == "mine"  # --root replaces the profile's roots
+
+
+def test_new_into_a_file_is_one_error_line_not_an_internal_error(capsys, home, tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    for into in (blocker, blocker / "sub"):
+        code, out, err = run(capsys, "--home", str(home), "preset", "new", "mine", "--from", "standard",
+                             "--into", str(into))
+        assert (code, out) == (1, "")
+        assert err.startswith(f"dshctl: error: {into}: cannot create the preset root: ") and "hint:" in err
+    assert blocker.read_text() == "x"

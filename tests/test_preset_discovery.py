@@ -138,10 +138,27 @@ def test_profile_roots_honour_the_launcher_overlay(tmp_path):
     assert roots == [found.roots[0]] and note is None
 
 
-def test_missing_profile_falls_back_with_a_note(tmp_path):
+def test_never_created_template_profile_is_silent_and_uses_the_default_roots(tmp_path):
+    # dsh would create `web` from its template; the overlay then gives exactly these roots.
+    for name in ("web", "headless"):
+        assert resolve_roots(tmp_path, name) == ([shipped_root(), user_root(tmp_path)], None)
+
+
+def test_missing_profile_of_another_name_falls_back_with_a_note(tmp_path):
     roots, note = resolve_roots(tmp_path, "nope")
     assert roots == [shipped_root(), user_root(tmp_path)]
-    assert "did not compose" in note and "'nope'" in note
+    assert note.startswith("profile 'nope' does not exist") and str(tmp_path / "profiles" / "nope") in note
+
+
+def test_existing_profile_that_fails_to_compose_falls_back_with_a_note(tmp_path):
+    home = _profile_home(tmp_path, "- id: agent-presets\n  config: [unclosed\n")
+    roots, note = resolve_roots(home, "p")
+    assert roots == [shipped_root(), user_root(home)]
+    assert note.startswith("profile 'p' did not compose (") and "cordis.patch.yml" in note
+    web = home / "profiles" / "web"  # the default profile, created but broken: noted too
+    web.mkdir()
+    (web / "package.json").write_text("{not json")
+    assert "profile 'web' did not compose" in resolve_roots(home, "web")[1]
 
 
 def test_explicit_roots_replace_the_profile_roots(tmp_path):
@@ -187,6 +204,31 @@ def test_corpus_presets_are_discovered_with_the_right_health(tmp_path):
         assert preset.health.ok, (src, preset.health)
         if (src.parent / "preset.yml").exists() and "name:" in (src.parent / "preset.yml").read_text():
             assert preset.metadata.name, src
+
+
+DSH = CORPUS / "deepseek-ai__deepseek-harness"
+
+
+@pytest.mark.skipif(not DSH.is_dir(), reason="the shared corpus is not on this machine")
+def test_dsh_own_test_roots_first_root_wins_and_all_are_healthy():
+    """dsh's discovery.spec.ts layout, scanned in place: a system and a user root, both with
+    `standard`. Its broken/pending/leaky presets fail at mount, not in the shape check."""
+    fixtures = DSH / "packages/preset/agent-presets/tests/fixtures"
+    roster = discover([Root(fixtures / "system", "system"), Root(fixtures / "user", "user")])
+    assert [(p.id, p.root.trust) for p in roster.presets] == [
+        ("minimal", "system"), ("standard", "system"), ("broken", "user"), ("isolated", "user"),
+        ("late", "user"), ("leaky", "user"), ("pending", "user"), ("two-broken", "user")]
+    assert [(p.id, p.root.trust) for p in roster.shadowed] == [("standard", "user")]
+    assert roster.find("standard").shadowed == roster.shadowed
+    assert all(p.health.ok for p in roster.all_copies()) and not roster.skipped
+
+
+@pytest.mark.skipif(not DSH.is_dir(), reason="the shared corpus is not on this machine")
+def test_dsh_shipped_root_orders_by_preset_yml():
+    roster = discover([Root(DSH / "apps/cli/config/agent-presets", "system")])
+    assert [(p.id, p.metadata.order) for p in roster.presets] == [
+        ("standard", 1), ("code", 2), ("minimal", 3), ("cordis", 4)]
+    assert all(p.health.ok and p.metadata.name and not p.metadata.problems for p in roster.presets)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,3 +337,28 @@ def test_a_cached_scan_always_equals_a_fresh_scan(tmp_path_factory, edits):
         cached = discover([Root(root)], cache=cache)
         fresh = discover([Root(root)])
         assert [(p.id, p.health) for p in cached.presets] == [(p.id, p.health) for p in fresh.presets]
+
+
+def test_unknown_id_names_what_is_available_or_none(tmp_path):
+    from dshctl.errors import DshctlError
+
+    with pytest.raises(DshctlError) as exc:
+        discover([Root(tmp_path / "absent")]).require("standard")
+    assert exc.value.message == 'agent-presets: preset "standard" not found (available: none)'
+    with pytest.raises(DshctlError) as exc:
+        discover([Root(FIXTURES / "system")]).require("nope")
+    assert exc.value.message == 'agent-presets: preset "nope" not found (available: standard, minimal)'
+
+
+def test_unprintable_names_are_skipped_with_one_line_reasons(tmp_path):
+    for raw in (b"bad\xff", b"new\nline"):
+        directory = os.path.join(os.fsencode(tmp_path), raw)
+        os.mkdir(directory)
+        with open(os.path.join(directory, b"agent.cordis.yml"), "wb") as fh:
+            fh.write(b"[]\n")
+    roster = discover([Root(tmp_path)])
+    assert roster.presets == []
+    reasons = {s.name: s.reason for s in roster.skipped}
+    assert reasons["bad\\xff"] == "the name is not valid UTF-8, so it cannot be a preset id"
+    assert reasons["new\\x0aline"].startswith("holds agent.cordis.yml but its name is not a preset id")
+    assert all(s.notable and s.name.isprintable() for s in roster.skipped)

@@ -101,6 +101,49 @@ def test_strict_turns_warnings_into_exit_1(capsys, tmp_path):
     assert code == 1
 
 
+JS_LAYER = """\
+- insert:
+  - id: web
+    name: W
+    disabled: !!js process.platform === 'win32'
+    config:
+      port: !!js Number(process.env.PORT)
+      host: !!js process.env.HOST ?? '127.0.0.1'
+  - {id: g, name: 'cordis:group', group: true, config: [{id: c, name: C, disabled: !!js require('x')}]}
+"""
+JS_PORT = 'unsupported !!js expression in row "web" (W) at config.port: Number(process.env.PORT)'
+JS_CHILD = 'unsupported !!js expression in row "c" (C) at disabled: require(\'x\')'
+
+
+def test_dump_warns_about_js_the_host_cannot_evaluate(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer=JS_LAYER)
+    layer = home / "profiles/web/cordis.patch.yml"
+    code, out, err = cli(capsys, "profile", "dump", "--home", str(home))
+    assert code == 0 and "Number(process.env.PORT)" in out  # printed verbatim, never evaluated
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert warnings == [f"warning: {layer}:6:13: {JS_PORT}", f"warning: {layer}:8:84: {JS_CHILD}"]
+    assert "column 1 of the expression" in err
+    code, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "-f", "json")
+    found = json.loads(out)["unsupportedJs"]
+    assert code == 0 and [(f["message"], f["file"], f["line"], f["column"]) for f in found] == [
+        (JS_PORT, str(layer), 6, 13), (JS_CHILD, str(layer), 8, 84)]
+
+
+def test_dump_strict_fails_on_unsupported_js(capsys, tmp_path):
+    home = make_home(tmp_path, profile_layer=JS_LAYER)
+    layer = home / "profiles/web/cordis.patch.yml"
+    _age(home)
+    for _ in range(2):  # the second run is served from the dump cache: same verdict
+        code, out, err = cli(capsys, "profile", "dump", "--home", str(home), "--strict")
+        assert code == 1 and out == ""
+        assert f"dshctl: error: {layer}:6:13: {JS_PORT} (and 1 more" in err
+        assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+    supported = make_home(tmp_path / "ok", profile_layer=JS_LAYER.replace("Number(process.env.PORT)", "3080")
+                          .replace("require('x')", "false"))
+    code, _, err = cli(capsys, "profile", "dump", "--home", str(supported), "--strict")
+    assert code == 0 and err == ""
+
+
 def test_default_only_and_patch(capsys, tmp_path):
     home = make_home(tmp_path, profile_layer="- {id: a, x: 1}\n")
     extra = write(tmp_path / "extra.yml", "- {id: a, y: 2}\n")
@@ -208,7 +251,17 @@ def test_diff_against_a_git_revision(capsys, tmp_path, nested):
     assert code == 0 and change["id"] == "a"
     assert change["fields"] == [{"path": "x", "change": "changed", "old": 1, "new": 2}]
     code, _, err = cli(capsys, "profile", "diff", "git:nosuchrev", "web", "--home", str(home))
-    assert code == 1 and "git" in err
+    assert code == 1
+    assert err.splitlines()[0] == (f"dshctl: error: {home}: unknown git revision 'nosuchrev' in the "
+                                   "repository of the home")
+
+
+def test_diff_git_side_outside_a_repository_is_one_clear_error(capsys, tmp_path):
+    home = make_home(tmp_path)
+    code, out, err = cli(capsys, "profile", "diff", "git:HEAD", "web", "--home", str(home))
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert err.startswith(f"dshctl: error: {home}: git rev-parse --is-inside-work-tree failed: ")
+    assert "not a git repository" in err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +340,23 @@ def test_dump_cache_hits_and_invalidates_on_every_input(capsys, tmp_path):
     _age(home, 20)
     _, more, _ = cli(capsys, "profile", "dump", "--home", str(home))
     assert "y: 3" in more
+
+
+def test_dump_cache_invalidates_on_bundle_patch_and_patch_file_changes(capsys, tmp_path):
+    home = make_home(tmp_path)
+    extra = write(tmp_path / "extra.yml", "- {id: a, p: 1}\n")
+    _age(home)
+    os.utime(extra, (time.time() - 60, time.time() - 60))
+    _, first, _ = cli(capsys, "profile", "dump", "--home", str(home), "--patch", str(extra))
+    assert "p: 1" in first and len(list((tmp_path / "cache").glob("*.json"))) == 1
+    write(extra, "- {id: a, p: 2}\n")
+    os.utime(extra, (time.time() - 30, time.time() - 30))
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "--patch", str(extra))
+    assert "p: 2" in out
+    write(home / "profiles/web/node_modules/base/cordis.patch.yml", "- insert: [{id: b, name: B}]\n")
+    _age(home, 20)
+    _, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "--patch", str(extra))
+    assert "id: b" in out and "id: a" not in out
 
 
 def test_dump_cache_sees_a_package_appearing_earlier_in_resolution(capsys, tmp_path):

@@ -282,3 +282,56 @@ def test_young_files_are_never_served_from_the_cache(tmp_path):
 
     path = write(tmp_path / "p.yml", "- {id: a, x: 1}\n")
     assert load_patch_file(path, "overlay") is not load_patch_file(path, "overlay")
+
+
+# Exact texts of dsh-config.md §6 for every layer: (label, file) per layer kind.
+EXACT = {
+    "empty": "{label} {file} must be a top-level YAML array of loader patch entries",
+    "comments": "{label} {file} must be a top-level YAML array of loader patch entries",
+    "mapping": "{label} {file} must be a top-level YAML array of loader patch entries",
+    "scalar-entry": "{label} entry 2 in {file} must be a mapping (a loader patch entry)",
+}
+
+
+def _layer_case(tmp_path, layer: str, text: str):
+    """(home, --patch list, offending file, label) with ``text`` in the given layer."""
+    if layer == "bundle":
+        home = make_home(tmp_path, bundles={"base": "- insert: [{id: a, name: A}]\n", "bad": text})
+        return home, [], home / "profiles/web/node_modules/bad/cordis.patch.yml", "overlay"
+    if layer == "profile":
+        home = make_home(tmp_path, profile_layer=text)
+        return home, [], home / "profiles/web/cordis.patch.yml", "overlay"
+    if layer == "home":
+        home = make_home(tmp_path, home_layer=text)
+        return home, [], home / "cordis.patch.yml", "patches"
+    home = make_home(tmp_path)
+    patch = write(tmp_path / "extra.yml", text)
+    return home, [patch], patch, "overlay"
+
+
+@pytest.mark.parametrize("layer", ["bundle", "profile", "home", "patch"])
+@pytest.mark.parametrize("shape", sorted(EXACT))
+def test_every_layer_gives_dshs_exact_shape_text(tmp_path, layer, shape):
+    home, patches, file, label = _layer_case(tmp_path, layer, SHAPES[shape][0])
+    with pytest.raises(DshctlError) as exc:
+        compose_profile(home, "web", patches=patches)
+    assert exc.value.message == EXACT[shape].format(label=label, file=file)
+    assert exc.value.loc.file == str(file) and exc.value.loc.line >= 1 and exc.value.hint
+
+
+@pytest.mark.parametrize("layer", ["bundle", "profile", "home", "patch"])
+def test_every_layer_gives_dshs_parse_error_text_with_position(tmp_path, layer):
+    home, patches, file, label = _layer_case(tmp_path, layer, "- {id: a\n")
+    with pytest.raises(DshctlError) as exc:
+        compose_profile(home, "web", patches=patches)
+    assert exc.value.message.startswith(f"failed to parse {label} {file}: ")
+    assert exc.value.loc.file == str(file) and exc.value.loc.line == 2
+
+
+def test_unreadable_profile_layer_uses_failed_to_read_overlay(tmp_path):
+    home = make_home(tmp_path)
+    (home / "profiles/web/cordis.patch.yml").mkdir()
+    with pytest.raises(DshctlError) as exc:
+        compose_profile(home, "web")
+    assert exc.value.message.startswith(
+        f"failed to read overlay {home / 'profiles/web/cordis.patch.yml'}: ")

@@ -1,5 +1,5 @@
-"""The built wheel carries the schemas: `dshctl schema show cordis.patch` works from a fresh venv,
-run outside the checkout (issue 2, "Done when")."""
+"""The built wheel carries the schemas and presets: `dshctl schema show cordis.patch` works from a fresh
+venv, run outside the checkout (issue 2, "Done when"), and so do the shipped presets and `python -m dshctl`."""
 from __future__ import annotations
 
 import json
@@ -29,3 +29,10 @@ def test_installed_wheel_finds_its_schemas(tmp_path):
     assert json.loads(out)["$id"].endswith("/cordis.patch.schema.json")
     where = sh(venv / "bin" / "dshctl", "schema", "path", "entry-list", cwd=elsewhere).stdout.strip()
     assert where.startswith(str(venv)) and where.endswith("dshctl/_data/schemas/entry-list.schema.json")
+    home = tmp_path / "home"
+    home.mkdir()
+    listed = sh(venv / "bin" / "python", "-m", "dshctl", "--home", home, "preset", "list", "--format", "json",
+                cwd=elsewhere).stdout
+    shipped = {p["id"]: p["dir"] for p in json.loads(listed)}
+    assert set(shipped) == {p.name for p in (ROOT / "presets").iterdir() if p.is_dir()}
+    assert all(d.startswith(str(venv)) and "/dshctl/_data/presets/" in d for d in shipped.values())

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -135,6 +134,8 @@ def export_tree(git: Git, repo: Path, commit: str, dest: Path) -> None:
     Symbolic links are kept as links only when they stay inside the tree; one that points out
     (absolute, or climbing past the root) refuses the whole package.
     """
+    import tarfile  # only a fetch needs it; keeps `dshctl plugin` start-up lean
+
     archive = repo / "export.tar"
     with open(archive, "wb") as fh:
         git.run(["archive", "--format=tar", commit], cwd=repo, what="exporting the tree", stdout=fh)
@@ -145,9 +146,27 @@ def export_tree(git: Git, repo: Path, commit: str, dest: Path) -> None:
             _check_member(member)
         tar.extractall(dest, members=members, filter="tar")
     archive.unlink()
+    _check_links_resolve_inside(dest)
 
 
-def _check_member(member: tarfile.TarInfo) -> None:
+def _check_links_resolve_inside(root: Path) -> None:
+    """Resolve every link through the real tree: a chain of links that each look harmless
+    (``x -> .``, ``y -> x/x/../..``) can still climb out, which only resolution reveals."""
+    top = os.path.realpath(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                continue
+            target = os.path.realpath(path)
+            if target != top and not target.startswith(top + os.sep):
+                rel = os.path.relpath(path, root)
+                raise UnsafePackage(f"the package holds a symbolic link that resolves outside it: "
+                                    f"{rel} -> {os.readlink(path)}")
+
+
+def _check_member(member) -> None:
+    """One ``tarfile.TarInfo`` of the exported tree."""
     path = PurePosixPath(member.name)
     if path.is_absolute() or ".." in path.parts:
         raise UnsafePackage(f"the package holds a path outside itself: {member.name}")

@@ -16,7 +16,7 @@ from dshctl.bundles import manifest as mf
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
-from dshctl.bundles.transaction import Transaction, profile_lock
+from dshctl.bundles.transaction import Faults, Transaction, profile_lock
 from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.core.profile import USER_LAYER_TEMPLATE, profile_dir
 from dshctl.errors import DshctlError, Loc
@@ -115,7 +115,8 @@ class Installer:
         self.home = Path(home)
         self.profile = profile
         self.opts = options or Options()
-        self.store = Store(self.home)
+        self.faults = Faults(self.opts.fault_at)
+        self.store = Store(self.home, self.faults)
 
     def _progress(self, message: str) -> None:
         if self.opts.progress:
@@ -153,7 +154,8 @@ class Installer:
     def _locked(self, body: Callable[[Transaction, _Profile], Outcome]) -> Outcome:
         with profile_lock(self.home, self.profile):
             prof = _Profile(self.home, self.profile)
-            tx = Transaction(self.home, prof.dir, fault_at=self.opts.fault_at)
+            self.faults.writes = 0  # write:<n> counts within each locked run
+            tx = Transaction(self.home, prof.dir, faults=self.faults)
             try:
                 with tx.running():
                     return body(tx, prof)
@@ -171,9 +173,6 @@ class Installer:
         tx.step("fetch")
         stored = [self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress)
                   for s, c in zip(specs, commits)]
-        for spec, commit in zip(specs, commits):
-            if not exact:
-                self.store.remember(spec, commit)  # the store's own file, not the profile's
         tx.step("inspect")
         plans, warnings = self._inspect(prof, specs, stored, exact)
         new_lock = dict(prof.lock)
@@ -191,7 +190,8 @@ class Installer:
         if self.opts.dry_run:
             return outcome
         self._commit(tx, prof, manifest, new_lock,
-                     place=[p for p, c in zip(plans, changes) if c.action != "unchanged"])
+                     place=[p for p, c in zip(plans, changes) if c.action != "unchanged"],
+                     remember=[] if exact else list(zip(specs, commits)))
         return outcome
 
     def _inspect(self, prof: _Profile, specs, stored, exact: bool):
@@ -272,7 +272,7 @@ class Installer:
 
     def _commit(self, tx: Transaction, prof: _Profile, manifest: dict,
                 new_lock: dict[str, lockmod.LockEntry], *, place: list[_Plan],
-                remove: list[str] = ()) -> None:
+                remove: list[str] = (), remember: list = ()) -> None:
         tx.step("stage")
         staged = [(plan.info.name, tx.stage_copy(plan.stored.path, f"{i}"))
                   for i, plan in enumerate(place)]
@@ -287,6 +287,9 @@ class Installer:
         tx.write_file(prof.manifest_path, mf.render(manifest))
         tx.step("lockfile")
         tx.write_file(prof.lock_path, lockmod.render(new_lock))
+        # Only an installed resolution is remembered (never a dry run's or a refused package's).
+        for spec, commit in remember:
+            self.store.remember(spec, commit)
         tx.step("commit")
 
 

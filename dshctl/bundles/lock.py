@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dshctl.bundles.specs import is_commit, parse_spec
 from dshctl.core.dialect import read_text
 from dshctl.errors import DshctlError, Loc
 
@@ -39,15 +40,42 @@ def read(path: Path) -> dict[str, LockEntry]:
         return {}
     try:
         data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise DshctlError(f"the lock file is not valid JSON: {exc.msg}",
+                          loc=Loc(str(path), exc.lineno, exc.colno),
+                          hint="restore it from version control, or delete it and add the "
+                               "bundles again") from None
+    try:
         if data.get("lockfileVersion") != LOCKFILE_VERSION:
             raise DshctlError(f"unsupported lockfileVersion {data.get('lockfileVersion')!r}",
                               loc=Loc(str(path)), hint="this dshctl writes lockfileVersion 1")
-        return {name: LockEntry(**entry) for name, entry in data["packages"].items()}
+        entries = {name: LockEntry(**entry) for name, entry in data["packages"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise DshctlError(f"the lock file is damaged ({type(exc).__name__}: {exc})",
                           loc=Loc(str(path)),
                           hint="restore it from version control, or delete it and add the "
                                "bundles again") from None
+    for name, entry in entries.items():
+        _check_entry(path, name, entry)
+    return entries
+
+
+def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
+    """A lock file may come from anywhere (a cloned dotfiles repo): its commit names a store
+    directory and its URL and ref reach git, so they get the same checks as typed input."""
+    problem = None
+    if not is_commit(entry.commit):
+        problem = f"commit {entry.commit!r} is not 40 hex digits"
+    else:
+        try:
+            if parse_spec(f"{entry.url}#{entry.ref}" if entry.ref else entry.url).url != entry.url:
+                problem = f"url {entry.url!r} is not in dshctl's resolved form"
+        except DshctlError as exc:
+            problem = exc.message
+    if problem:
+        raise DshctlError(f"the lock entry for {name} is not usable: {problem}", loc=Loc(str(path)),
+                          hint="restore the lock file from version control, or delete it and add "
+                               "the bundles again")
 
 
 def render(entries: dict[str, LockEntry]) -> str:

@@ -169,28 +169,37 @@ def _desugar(op: str, p: _Partial, z: tuple[str, ...], token: str, source: str) 
     return [Comparator("<", _next_up(p))]  # "<="
 
 
-def _tilde(p: _Partial, z: tuple[str, ...]) -> list[Comparator]:
+def _whole_major(p: _Partial, z: tuple[str, ...]) -> list[Comparator] | None:
+    """``~X``/``^X`` and wilder: every version, or the whole major line; None when a minor is given."""
     if p.major is None:
         return [ANY]
     if p.minor is None:
         return [Comparator(">=", _low(p, z)), Comparator("<", _v(p.major + 1, 0, 0, _FLOOR))]
-    low = _low(p, z) if p.patch is None else Version(p.major, p.minor, p.patch, p.prerelease)
-    return [Comparator(">=", low), Comparator("<", _v(p.major, p.minor + 1, 0, _FLOOR))]
+    return None
+
+
+def _floor(p: _Partial, z: tuple[str, ...]) -> Version:
+    return _low(p, z) if p.patch is None else Version(p.major, p.minor, p.patch, p.prerelease)
+
+
+def _tilde(p: _Partial, z: tuple[str, ...]) -> list[Comparator]:
+    whole = _whole_major(p, z)
+    if whole is not None:
+        return whole
+    return [Comparator(">=", _floor(p, z)), Comparator("<", _v(p.major, p.minor + 1, 0, _FLOOR))]
 
 
 def _caret(p: _Partial, z: tuple[str, ...]) -> list[Comparator]:
-    if p.major is None:
-        return [ANY]
-    if p.minor is None:
-        return [Comparator(">=", _low(p, z)), Comparator("<", _v(p.major + 1, 0, 0, _FLOOR))]
-    low = _low(p, z) if p.patch is None else Version(p.major, p.minor, p.patch, p.prerelease)
+    whole = _whole_major(p, z)
+    if whole is not None:
+        return whole
     if p.major != 0:
         high = _v(p.major + 1, 0, 0, _FLOOR)
     elif p.minor != 0 or p.patch is None:
         high = _v(0, p.minor + 1, 0, _FLOOR)
     else:  # ^0.0.3 pins the patch
         high = _v(0, 0, p.patch + 1, _FLOOR)
-    return [Comparator(">=", low), Comparator("<", high)]
+    return [Comparator(">=", _floor(p, z)), Comparator("<", high)]
 
 
 def _hyphen(lo: _Partial, hi: _Partial, z: tuple[str, ...]) -> list[Comparator]:

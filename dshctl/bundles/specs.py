@@ -64,6 +64,8 @@ def parse_spec(raw: str, *, cwd: str | os.PathLike | None = None) -> GitSpec:
     text = raw.strip()
     if not text:
         raise _refuse(raw, "it is empty")
+    if _HELPER.match(text.removeprefix("git+")):
+        raise _refuse(raw, "git transport helpers ('<helper>::…', e.g. ext::) are never run")
     if any(ch.isspace() or ord(ch) < 0x20 for ch in text):
         raise _refuse(raw, "it contains whitespace or control characters")
     if text.startswith("-"):
@@ -92,11 +94,15 @@ def _to_url(raw: str, location: str, cwd) -> str:
     url = _URL.match(location)
     if url:
         rest = url["rest"]
-        if rest.startswith("-") or (url["scheme"] != "file" and "/" not in rest):
+        if url["scheme"] != "file" and "/" not in rest:
             raise _refuse(raw, "the URL has no host and path")
+        if _option_like_authority(rest.split("/", 1)[0]):
+            raise _refuse(raw, "its user, host or port starts with '-', which ssh would read as an option")
         return location
     scp = _SCP.match(location)
-    if scp and not scp["path"].startswith("-"):
+    if scp and (scp["host"].startswith("-") or scp["path"].startswith("-")):
+        raise _refuse(raw, "its host or path starts with '-', which ssh would read as an option")
+    if scp:
         return location
     if "://" in location:
         raise _refuse(raw, "only https, http, ssh, git and file URLs are allowed")
@@ -105,3 +111,10 @@ def _to_url(raw: str, location: str, cwd) -> str:
         path = Path(os.path.expanduser(location))
         return (base / path).resolve().as_uri()
     raise _refuse(raw, "it is not a git URL, github:owner/repo or a local path")
+
+
+def _option_like_authority(authority: str) -> bool:
+    """``user@host:port`` where any part starts with ``-`` (``ssh://h:-oProxyCommand…/x``)."""
+    userinfo, _, hostport = authority.rpartition("@")
+    host, _, port = hostport.rpartition(":") if not hostport.startswith("[") else (hostport, "", "")
+    return any(part.startswith("-") for part in (userinfo, host or hostport, port))

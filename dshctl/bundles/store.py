@@ -23,6 +23,7 @@ from typing import Callable
 
 from dshctl.bundles import git as gitmod
 from dshctl.bundles.specs import GitSpec, is_commit
+from dshctl.bundles.transaction import Faults
 from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.core.fsutil import atomic_write, file_lock
 from dshctl.errors import DshctlError
@@ -40,9 +41,10 @@ class StoredPackage:
 
 
 class Store:
-    def __init__(self, home: Path):
+    def __init__(self, home: Path, faults: Faults | None = None):
         self.root = home / ".dshctl" / "store"
         self.packages = self.root / "packages"
+        self.faults = faults or Faults()
         self._git: gitmod.Git | None = None
 
     # -- remembered resolutions ---------------------------------------------------------------
@@ -63,6 +65,7 @@ class Store:
             if refs.get(spec.source_key, {}).get("commit") == commit:
                 return
             refs[spec.source_key] = {"commit": commit}
+            self.faults.before_write("store refs.json")
             atomic_write(self.root / "refs.json", json.dumps(refs, indent=2, sort_keys=True) + "\n")
 
     # -- resolution and fetch -----------------------------------------------------------------
@@ -133,9 +136,11 @@ class Store:
             final = self.packages / commit
             if final.exists():  # an interrupted earlier fetch left a tree without metadata
                 shutil.rmtree(final)
+            self.faults.before_write(f"store tree {commit[:12]}")
             (scratch / "tree").rename(final)
             meta = {"url": url, "commit": commit, "integrity": tree_hash(files), "files": files,
                     "shallow": shallow}
+            self.faults.before_write(f"store metadata {commit[:12]}")
             atomic_write(self.packages / f"{commit}.json", json.dumps(meta, indent=1) + "\n")
             return StoredPackage(commit, final, meta["integrity"], files, shallow)
         finally:

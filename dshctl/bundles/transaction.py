@@ -5,7 +5,10 @@ filesystem as the profile, so placing is a rename). Each change to the profile p
 an undo log; any failure, including an injected fault at a named step, replays the log backwards.
 The manifest and lock file are written last.
 
-Fault injection (tests): ``DSHCTL_FAULT_STEP=<step>`` or ``fault_at=<step>`` raises at that step.
+Fault injection (tests): ``DSHCTL_FAULT_STEP=<step>`` or ``fault_at=<step>`` raises at that step;
+``write:<n>`` raises just before the n-th write of the run - every write to the profile AND to the
+store passes a ``Faults.before_write`` point, so a test can walk n = 1, 2, … until the run succeeds
+and thereby fault every single write.
 """
 from __future__ import annotations
 
@@ -28,6 +31,25 @@ class InjectedFault(DshctlError):
     """Raised by the fault-injection hook; never seen in normal use."""
 
 
+class Faults:
+    """The fault-injection plan of one run, shared by the transaction and the store."""
+
+    def __init__(self, spec: str | None = None):
+        self.spec = spec or os.environ.get(FAULT_ENV) or None
+        self.writes = 0
+
+    def at_step(self, name: str) -> None:
+        if self.spec == name:
+            raise InjectedFault(f"injected fault at step {name!r}",
+                                hint=f"unset {FAULT_ENV} (fault injection is for tests)")
+
+    def before_write(self, what: str) -> None:
+        self.writes += 1
+        if self.spec == f"write:{self.writes}":
+            raise InjectedFault(f"injected fault before write {self.writes} ({what})",
+                                hint=f"unset {FAULT_ENV} (fault injection is for tests)")
+
+
 def profile_lock(home: Path, profile: str, *, timeout: float = 120.0):
     """Serializes every change to one profile. Kept outside the profile, which may not exist yet."""
     return file_lock(home / ".dshctl" / "locks" / f"profile-{profile}.lock", timeout=timeout,
@@ -35,10 +57,10 @@ def profile_lock(home: Path, profile: str, *, timeout: float = 120.0):
 
 
 class Transaction:
-    def __init__(self, home: Path, profile_dir: Path, *, fault_at: str | None = None):
+    def __init__(self, home: Path, profile_dir: Path, *, faults: Faults | None = None):
         self.home = home
         self.dir = profile_dir
-        self.fault_at = fault_at or os.environ.get(FAULT_ENV) or None
+        self.faults = faults or Faults()
         self._undo: list[Callable[[], None]] = []
         self._stage: Path | None = None
 
@@ -46,9 +68,7 @@ class Transaction:
 
     def step(self, name: str) -> None:
         assert name in STEPS, name
-        if self.fault_at == name:
-            raise InjectedFault(f"injected fault at step {name!r}",
-                                hint=f"unset {FAULT_ENV} (fault injection is for tests)")
+        self.faults.at_step(name)
 
     @property
     def stage(self) -> Path:
@@ -85,6 +105,7 @@ class Transaction:
             missing.append(p)
             p = p.parent
         for d in reversed(missing):
+            self.faults.before_write(f"mkdir {d}")
             d.mkdir()
             self._undo.append(lambda d=d: d.rmdir())
 
@@ -100,9 +121,11 @@ class Transaction:
         backup = self.stage / "old" / key
         if target.exists() or target.is_symlink():
             backup.parent.mkdir(parents=True, exist_ok=True)
+            self.faults.before_write(f"move {target} aside")
             os.rename(target, backup)
             self._undo.append(lambda: os.rename(backup, target))
         if new is not None:
+            self.faults.before_write(f"place {target}")
             os.rename(new, target)
             self._undo.append(lambda: remove_tree(target))
 
@@ -115,6 +138,7 @@ class Transaction:
             old = None
         if old is not None and old == text.encode("utf-8"):
             return  # unchanged: leave the file (and its mtime) alone
+        self.faults.before_write(f"write {path}")
         atomic_write(path, text)
         if old is None:
             self._undo.append(lambda: path.unlink())

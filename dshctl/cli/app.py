@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -58,10 +59,26 @@ def _print_error(err: DshctlError) -> None:
         sys.stderr.write(f"  hint: {err.hint}\n")
 
 
+def _print_usage_error(err: click.exceptions.UsageError) -> None:
+    # Same shape as every other error (docs/cli.md) instead of click's four-line usage block.
+    command = err.ctx.command_path if err.ctx is not None else "dshctl"
+    sys.stderr.write(f"dshctl: error: {err.format_message()}\n"
+                     f"  hint: run '{command} --help' for usage\n")
+
+
+def _plain_help_under_no_color() -> None:
+    """typer's rich help honours only part of NO_COLOR (bold and dim stay); drop all styling."""
+    if os.environ.get("NO_COLOR"):
+        import typer.rich_utils
+
+        typer.rich_utils.COLOR_SYSTEM = None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; map every failure to one clear line and a documented exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _plain_help_under_no_color()
     try:
         code = app(args=args, prog_name="dshctl", standalone_mode=False)
     except DshctlError as err:
@@ -70,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         _print_error(err)
         code = err.exit_code
     except click.exceptions.UsageError as err:
-        err.show()
+        _print_usage_error(err)
         code = EXIT_USAGE
     except click.exceptions.Abort:
         sys.stderr.write("dshctl: aborted\n")

@@ -33,6 +33,8 @@ def run(
         "--for", help="Run this many seconds, then shut down gracefully.", show_default=False)] = None,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Fail rows whose plugin has no Python implementation (default: skip them).")] = False,
+    watch: Annotated[bool, typer.Option(
+        "--watch/--no-watch", help="Hot-reload saved user layers and plugin modules (else only `dshctl reload`).")] = True,
     apply_timeout: Annotated[float, typer.Option(
         "--apply-timeout", help="Seconds a plugin may take to start or stop before it counts as failed.")] = 30.0,
 ) -> None:
@@ -45,7 +47,7 @@ def run(
     check_format(log_format, ("rich", "json"))
     s = effective(ctx, home, profile)
     options = HostOptions(home=s.home, profile=s.profile, patches=list(patch or []), resume=resume,
-                          strict=strict, run_for=run_for, apply_timeout=apply_timeout)
+                          strict=strict, run_for=run_for, apply_timeout=apply_timeout, watch=watch)
     code = asyncio.run(run_host(options, HostLog(log_format)))
     raise typer.Exit(code)
 

@@ -45,9 +45,11 @@ def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = Non
         return
     from dshctl.cli.preset_view import HEADERS, print_broken, print_table, roster_rows
 
+    from dshctl.core.presets.model import display_name
+
     for skipped in roster.skipped:
         if skipped.notable:
-            _note(f"skipped {skipped.path}: {skipped.reason}")
+            _note(f"skipped {display_name(str(skipped.path))}: {skipped.reason}")
     print_table(HEADERS, roster_rows(roster))
     print_broken(roster)
 

@@ -36,12 +36,13 @@ def register(app: typer.Typer) -> None:
 
 
 def compose_for(ctx: typer.Context, home, profile, patches=None, *, default_only=False,
-                bundle_roots=None, launcher_overlays=False):
+                bundle_roots=None, launcher_overlays=False, touches=True):
     from dshctl.core.compose import compose_profile
 
     st = effective(ctx, home, profile)
     return compose_profile(st.home, st.profile, patches=patches or (), default_only=default_only,
-                           bundle_roots=bundle_roots or (), launcher_overlays=launcher_overlays)
+                           bundle_roots=bundle_roots or (), launcher_overlays=launcher_overlays,
+                           touches=touches)
 
 
 def _fail_if_strict(comp, strict: bool) -> None:
@@ -80,30 +81,49 @@ def dump(
     key = dumpcache.make_key(st.home, st.profile, patch or (), default_only, bundle_root or (), fmt)
     output = dumpcache.lookup(key)
     if output is None:
-        comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root)
+        comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root,
+                           touches=False)  # the dump needs row sources, not explain's records
         output = _render_dump(comp, fmt)
         dumpcache.store(key, comp, output, bundle_root or ())
     if fmt == "yaml":
         for line in output["warning_lines"]:
             sys.stderr.write(line + "\n")
-    if strict and output["warnings"]:
+    if strict and (output["warnings"] or output["unsupported_js"]):
         if fmt == "json":
             sys.stdout.write(output["text"])
-        _raise_strict(output["warnings"])
+        if output["warnings"]:
+            _raise_strict(output["warnings"])
+        _raise_unsupported_js(output["unsupported_js"])
     sys.stdout.write(output["text"])
+
+
+def _raise_unsupported_js(records: list[dict]) -> None:
+    from dshctl.errors import DshctlError, Loc
+
+    first = records[0]
+    more = f" (and {len(records) - 1} more unsupported !!js expression(s))" if len(records) > 1 else ""
+    raise DshctlError(first["message"] + more, loc=Loc(first["file"], first["line"], first["column"]),
+                      hint=first["hint"] + "; without --strict this is a warning")
 
 
 def _render_dump(comp, fmt: str) -> dict:
     import json
 
     from dshctl.core import dump as render
+    from dshctl.core.dump_js import unsupported_expressions
 
+    js = unsupported_expressions(comp)
     if fmt == "json":
-        text = json.dumps(render.render_json(comp), indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps({**render.render_json(comp), "unsupportedJs": js}, indent=2,
+                          ensure_ascii=False) + "\n"
     else:
         text = render.render_yaml(comp)
     lines = [line if line.startswith("  ") else f"warning: {line}" for line in render.warning_lines(comp)]
-    return {"text": text, "warnings": render.warning_records(comp), "warning_lines": lines}
+    for record in js:
+        lines.append(f"warning: {record['file']}:{record['line']}:{record['column']}: {record['message']}")
+        lines.append(f"  hint: {record['hint']}")
+    return {"text": text, "warnings": render.warning_records(comp), "warning_lines": lines,
+            "unsupported_js": js}
 
 
 def explain(
@@ -169,13 +189,15 @@ def _side_rows(st, side: str, patches, bundle_roots) -> list:
 
     roots = list(bundle_roots or ())
     if not side.startswith("git:"):
-        return compose_profile(st.home, side, patches=patches or (), bundle_roots=roots).rows
+        return compose_profile(st.home, side, patches=patches or (), bundle_roots=roots,
+                               touches=False).rows
     rev = side[4:] or "HEAD"
     # Bundles are rarely tracked: fall back to the ones installed in the live home.
     live = profile_dir(st.home, st.profile)
     roots += [live / "node_modules", st.home / "profiles" / "node_modules"]
     with home_at_revision(st.home, rev) as old_home:
-        return compose_profile(old_home, st.profile, patches=patches or (), bundle_roots=roots).rows
+        return compose_profile(old_home, st.profile, patches=patches or (), bundle_roots=roots,
+                               touches=False).rows
 
 
 def list_profiles(

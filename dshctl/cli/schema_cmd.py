@@ -27,10 +27,12 @@ def list_schemas(fmt: FormatOpt = "text") -> None:
     from dshctl.core import schemas
 
     check_format(fmt)
-    rows = [{"name": name, "title": schemas.load_schema(name).get("title", ""),
-             "id": schemas.load_schema(name).get("$id", ""), "path": str(schemas.schema_path(name)),
-             "aliases": sorted(a for a, n in schemas.ALIASES.items() if n == name)}
-            for name in schemas.SCHEMAS]
+    rows = []
+    for name in schemas.SCHEMAS:
+        schema = schemas.load_schema(name)
+        rows.append({"name": name, "title": schema.get("title", ""), "id": schema.get("$id", ""),
+                     "path": str(schemas.schema_path(name)),
+                     "aliases": sorted(a for a, n in schemas.ALIASES.items() if n == name)})
     if fmt == "json":
         print_json(rows)
         return

@@ -43,20 +43,23 @@ def flatten(layers: Sequence[L.Layer]) -> list[Patch]:
     return [Patch(p, layer.label, i) for i, layer in enumerate(layers) for p in layer.patches]
 
 
-def compose_layers(layers: Sequence[L.Layer], *, track: bool = True) -> PatchResult:
-    return apply_patches([], flatten(layers), track=track)
+def compose_layers(layers: Sequence[L.Layer], *, track: bool = True,
+                   touches: bool = True) -> PatchResult:
+    return apply_patches([], flatten(layers), track=track, touches=touches)
 
 
 def compose_profile(home: Path, profile: str, *, patches: Sequence[Path] = (),
                     default_only: bool = False, launcher_overlays: bool = False,
-                    bundle_roots: Sequence[Path] = ()) -> Composition:
+                    bundle_roots: Sequence[Path] = (), touches: bool = True) -> Composition:
     """The composed rows of ``profile`` as dsh boots (``launcher_overlays``) or dumps them.
 
     ``default_only`` keeps the bundle layers only (dsh's ``--dump-default-config``); the user layers
-    and ``--patch`` files are then not even read.
+    and ``--patch`` files are then not even read. ``touches=False`` skips the per-change records that
+    only ``explain`` reads (``provenance.touches`` is then empty; the dump's row sources are kept).
     """
     with _gc_paused():
-        return _compose(Path(home), profile, patches, default_only, launcher_overlays, bundle_roots)
+        return _compose(Path(home), profile, patches, default_only, launcher_overlays, bundle_roots,
+                        touches)
 
 
 @contextlib.contextmanager
@@ -73,17 +76,17 @@ def _gc_paused():
 
 
 def _compose(home: Path, profile: str, patches: Sequence[Path], default_only: bool,
-             launcher_overlays: bool, bundle_roots: Sequence[Path]) -> Composition:
+             launcher_overlays: bool, bundle_roots: Sequence[Path], touches: bool) -> Composition:
     layers = L.bundle_layers(home, profile, bundle_roots=bundle_roots)
     if not default_only:
         layers += L.user_layers(home, profile)
         layers += L.patch_layers(patches)
-    result = compose_layers(layers)
+    result = compose_layers(layers, touches=touches)
     if launcher_overlays:
         overlay = launcher_layer(result.rows)
         if overlay.patches:
             layers.append(overlay)
-            result = compose_layers(layers)
+            result = compose_layers(layers, touches=touches)
     return Composition(result.rows, result.warnings, layers,
                        Provenance(result.touches, result.sources, result.index), home, profile)
 

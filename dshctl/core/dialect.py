@@ -9,8 +9,7 @@ node keeps its file, line and column (see docs/dialect.md for the limits and dec
 from __future__ import annotations
 
 import io
-import math
-import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from dshctl.core.nodes import JsExpr, YList, YMap
+from dshctl.core.scalars import STD_TAG, explicit_value, js_key, resolve_plain
 from dshctl.errors import Loc, ParseError
 
 try:  # ruamel's C accelerator (libyaml); optional
@@ -29,24 +29,12 @@ except ImportError:  # pragma: no cover - exercised only without the accelerator
 
 
 # Limits (docs/dialect.md). js-yaml shares alias targets by reference; we do too, but refuse inputs
-# whose expansion (what a consumer walking the tree would see) is absurd.
+# whose aliases expand (as a consumer walking the tree would see them) to an absurd size.
 MAX_DEPTH = 200
 MAX_EXPANDED_NODES = 1_000_000
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 JS_TAG = "tag:yaml.org,2002:js"
-_STD = "tag:yaml.org,2002:"
-
-_INT_RE = re.compile(r"[-+]?(?:[0-9]+|0b[01]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
-_FLOAT_RE = re.compile(
-    r"(?:[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?"
-    r"|\.[0-9]+(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)"
-    r"|\.(?:nan|NaN|NAN))\Z"
-)
-_NULLS = frozenset(["", "~", "null", "Null", "NULL"])
-_TRUES = frozenset(["true", "True", "TRUE"])
-_FALSES = frozenset(["false", "False", "FALSE"])
 
 
 @dataclass
@@ -75,93 +63,31 @@ class Document:
 
 
 # ---------------------------------------------------------------------------------------------
-# scalar typing
-
-
-def resolve_plain(text: str) -> Any:
-    """The value js-yaml's JSON_SCHEMA gives a plain (unquoted, untagged) scalar."""
-    if text in _NULLS:
-        return None
-    if text in _TRUES:
-        return True
-    if text in _FALSES:
-        return False
-    c = text[0]
-    if c.isdigit() or c in "+-.":
-        if _INT_RE.match(text):
-            return _to_int(text)
-        if _FLOAT_RE.match(text):
-            return _to_float(text)
-    return text
-
-
-def _to_int(text: str) -> int:
-    sign = -1 if text[0] == "-" else 1
-    body = text[1:] if text[0] in "+-" else text
-    if body[:2] == "0b":
-        return sign * int(body[2:], 2)
-    if body[:2] == "0o":
-        return sign * int(body[2:], 8)
-    if body[:2] == "0x":
-        return sign * int(body[2:], 16)
-    return sign * int(body, 10)  # "010" is ten, as in js-yaml 4
-
-
-def _to_float(text: str) -> float:
-    low = text.lower()
-    if low.endswith(".inf"):
-        return -math.inf if text[0] == "-" else math.inf
-    if low == ".nan":
-        return math.nan
-    return float(text)
-
-
-def _explicit(tag: str, text: str, loc: Loc) -> Any:
-    kind = tag[len(_STD):] if tag.startswith(_STD) else None
-    if kind == "str":
-        return text
-    if kind == "null" and text in _NULLS:
-        return None
-    if kind == "bool" and (text in _TRUES or text in _FALSES):
-        return text in _TRUES
-    if kind == "int" and _INT_RE.match(text):
-        return _to_int(text)
-    if kind == "float" and (_FLOAT_RE.match(text) or _INT_RE.match(text)):
-        return float(_to_int(text)) if _INT_RE.match(text) else _to_float(text)
-    if kind in ("null", "bool", "int", "float"):
-        raise ParseError(f"cannot resolve a node with !<{tag}> explicit tag", loc=loc)
-    raise ParseError(f"unknown tag !<{tag}>", loc=loc,
-                     hint="the dsh dialect knows only the JSON-schema tags and !!js")
-
-
-def js_key(value: Any, loc: Loc) -> str:
-    """A mapping key as JavaScript sees it: every key is a string."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return js_number(value)
-    raise ParseError("complex mapping keys are not supported", loc=loc,
-                     hint="use a plain string as the key")
-
-
-def js_number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
-    return repr(value)
-
-
-# ---------------------------------------------------------------------------------------------
 # YAML
+
+
+class _CParserFailed(Exception):
+    """libyaml rejected the text; the YAML 1.2 pure-Python parser decides instead."""
+
+
+def _c_events(text: str):
+    """libyaml's events, one at a time, so the builder's limits stop a hostile file early."""
+    parser = _CParser(io.StringIO(text))
+    try:
+        while True:
+            try:
+                e = parser.get_event()
+            except YAMLError:
+                raise _CParserFailed from None
+            yield e
+            if isinstance(e, ev.StreamEndEvent):
+                return
+    finally:
+        parser.dispose()
+
+
+def _pure_events(text: str):
+    return YAML(typ="safe", pure=True).parse(io.StringIO(text))
 
 
 def event_source(text: str):
@@ -173,19 +99,11 @@ def event_source(text: str):
     is the one reported.
     """
     if _CParser is not None:
-        parser = _CParser(io.StringIO(text))
-        events = []
         try:
-            while True:
-                e = parser.get_event()
-                events.append(e)
-                if isinstance(e, ev.StreamEndEvent):
-                    return events
-        except YAMLError:
+            return list(_c_events(text))
+        except _CParserFailed:
             pass
-        finally:
-            parser.dispose()
-    return YAML(typ="safe", pure=True).parse(io.StringIO(text))
+    return _pure_events(text)
 
 
 class _Frame:
@@ -220,32 +138,38 @@ def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
         raise ParseError("a NUL byte is not allowed in YAML", loc=Loc(path, line, col),
                          hint="the file looks binary; restore it from version control")
     try:
-        return _build(text, path, js, notes)
+        if _CParser is not None:  # see event_source; consumed lazily here
+            events = _c_events(text)
+            try:
+                return _build(events, path, js, notes)
+            except _CParserFailed:
+                notes.clear()
+            finally:
+                events.close()
+        return _build(_pure_events(text), path, js, notes)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark else Loc(path)
         problem = exc.problem or exc.context or "invalid YAML"
         raise ParseError(problem, loc=loc, hint="fix the YAML syntax at that position") from None
     except YAMLError as exc:
-        raise ParseError(str(exc).splitlines()[0], loc=Loc(path)) from None
+        raise ParseError(str(exc).splitlines()[0], loc=Loc(path),
+                         hint="fix the YAML syntax; the parser gave no position") from None
 
 
-def _build(text: str, path: str, js: bool, notes: list[Note]) -> Document:
-    anchors: dict[str, tuple[Any, int]] = {}
-    stack: list[_Frame] = []
-    total = 0
-    documents = 0
-    result: Any = None
+class _TreeBuilder:
+    """Builds the node tree from parser events, enforcing the dialect's structural rules."""
 
-    def attach(value: Any, loc: Loc, size: int) -> None:
-        nonlocal result, total
-        total += size
-        if total > MAX_EXPANDED_NODES:
-            raise ParseError(
-                f"the document expands to more than {MAX_EXPANDED_NODES:,} nodes (alias bomb?)",
-                loc=loc, hint="YAML aliases that multiply a node are refused; write the data out")
+    def __init__(self) -> None:
+        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, expanded node count)
+        self.stack: list[_Frame] = []
+        self.aliased = 0  # nodes reached through aliases, counting each expansion
+        self.result: Any = None
+
+    def attach(self, value: Any, loc: Loc, size: int) -> None:
+        stack = self.stack
         if not stack:
-            result = value
+            self.result = value
             return
         top = stack[-1]
         top.size += size
@@ -265,8 +189,46 @@ def _build(text: str, path: str, js: bool, notes: list[Note]) -> Document:
             top.node.append(value)
             top.node.item_locs.append(loc)
 
+    def open(self, e, loc: Loc, is_map: bool) -> None:
+        tag = e.tag
+        if tag not in (None, "!") and tag != STD_TAG + ("map" if is_map else "seq"):
+            if tag == JS_TAG:
+                raise ParseError("!!js applies to a scalar expression, not to a "
+                                 + ("mapping" if is_map else "sequence"), loc=loc,
+                                 hint="put !!js on the scalar values inside it instead")
+            raise ParseError(f"unknown tag !<{tag}>", loc=loc,
+                             hint="the dsh dialect knows only the JSON-schema tags and !!js")
+        if len(self.stack) >= MAX_DEPTH:
+            raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", loc=loc,
+                             hint="flatten the structure")
+        node = YMap(loc=loc) if is_map else YList(loc=loc)
+        self.stack.append(_Frame(node, e.anchor, is_map))
+
+    def close(self) -> None:
+        frame = self.stack.pop()
+        if frame.anchor:
+            self.anchors[frame.anchor] = (frame.node, frame.size)
+        self.attach(frame.node, frame.node.loc, frame.size)
+
+    def alias(self, anchor: str, loc: Loc) -> None:
+        if anchor not in self.anchors:
+            raise ParseError(f"unidentified alias \"{anchor}\"", loc=loc,
+                             hint=f"define the anchor (&{anchor}) before this alias")
+        value, size = self.anchors[anchor]
+        self.aliased += size
+        if self.aliased > MAX_EXPANDED_NODES:
+            raise ParseError(
+                f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (alias bomb?)",
+                loc=loc, hint="YAML aliases that multiply a node are refused; write the data out")
+        self.attach(value, loc, size)
+
+
+def _build(events, path: str, js: bool, notes: list[Note]) -> Document:
+    tree = _TreeBuilder()
+    attach = tree.attach
+    documents = 0
     plain_cache: dict[str, Any] = {}  # keys like "id"/"name" repeat on every row
-    for e in event_source(text):
+    for e in events:
         mark = e.start_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark is not None else Loc(path)
         kind = type(e)
@@ -278,46 +240,28 @@ def _build(text: str, path: str, js: bool, notes: list[Note]) -> Document:
             else:
                 value = _scalar(e, loc, js)
             if e.anchor:
-                anchors[e.anchor] = (value, 1)
+                tree.anchors[e.anchor] = (value, 1)
             attach(value, loc, 1)
         elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
-            is_map = kind is ev.MappingStartEvent
-            tag = e.tag
-            if tag not in (None, "!") and tag != _STD + ("map" if is_map else "seq"):
-                if tag == JS_TAG:
-                    raise ParseError("!!js applies to a scalar expression, not to a "
-                                     + ("mapping" if is_map else "sequence"), loc=loc)
-                raise ParseError(f"unknown tag !<{tag}>", loc=loc,
-                                 hint="the dsh dialect knows only the JSON-schema tags and !!js")
-            if len(stack) >= MAX_DEPTH:
-                raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", loc=loc,
-                                 hint="flatten the structure")
-            node = YMap(loc=loc) if is_map else YList(loc=loc)
-            stack.append(_Frame(node, e.anchor, is_map))
+            tree.open(e, loc, kind is ev.MappingStartEvent)
         elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-            frame = stack.pop()
-            total -= frame.size - 1  # children were already counted in attach
-            if frame.anchor:
-                anchors[frame.anchor] = (frame.node, frame.size)
-            attach(frame.node, frame.node.loc, frame.size)
-        elif isinstance(e, ev.AliasEvent):
-            if e.anchor not in anchors:
-                raise ParseError(f"unidentified alias \"{e.anchor}\"", loc=loc)
-            value, size = anchors[e.anchor]
-            attach(value, loc, size)
+            tree.close()
+        elif kind is ev.AliasEvent:
+            tree.alias(e.anchor, loc)
         elif isinstance(e, ev.DocumentStartEvent):
             documents += 1
             if documents > 1:
                 raise ParseError("expected a single document in the stream, but found more",
                                  loc=loc, hint="remove the extra '---' document")
-    return Document(path=path, value=result, empty=documents == 0, notes=notes)
+    return Document(path=path, value=tree.result, empty=documents == 0, notes=notes)
 
 
 def _scalar(e: ev.ScalarEvent, loc: Loc, js: bool) -> Any:
     tag, text = e.tag, e.value
     if tag == JS_TAG:
         if not js:
-            raise ParseError(f"unknown tag !<{tag}>", loc=loc)
+            raise ParseError(f"unknown tag !<{tag}>", loc=loc,
+                             hint="!!js is available only in entry lists and patch lists")
         if text == "":
             raise ParseError("!!js needs an expression after the tag", loc=loc,
                              hint="write the expression, e.g. !!js process.env.PORT ?? 3080")
@@ -325,7 +269,7 @@ def _scalar(e: ev.ScalarEvent, loc: Loc, js: bool) -> Any:
     if tag is None or tag == "!":
         plain = e.style in (None, "") and tag is None
         return resolve_plain(text) if plain else text
-    return _explicit(tag, text, loc)
+    return explicit_value(tag, text, loc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,18 +301,23 @@ def load_json(text: str, path: str | Path) -> Document:
 def read_text(path: str | Path) -> str:
     """Read a file as UTF-8, with errors that name the file."""
     p = Path(path)
+    where = Loc(str(path))
     try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ParseError(f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}",
-                             loc=Loc(str(path)))
+        info = p.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise ParseError("is a directory, not a file", loc=where, hint="pass the file inside it")
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+            raise ParseError("is not a regular file", loc=where, hint="pass a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ParseError(f"file is {info.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}",
+                             loc=where, hint="split the file; no dsh configuration is near this size")
         data = p.read_bytes()
-    except IsADirectoryError:
-        raise ParseError("is a directory, not a file", loc=Loc(str(path))) from None
     except FileNotFoundError:
-        raise ParseError("file not found", loc=Loc(str(path))) from None
+        raise ParseError("file not found", loc=where,
+                         hint="check the path (or the target of a symbolic link)") from None
     except OSError as exc:
-        raise ParseError(f"cannot read: {exc.strerror or exc}", loc=Loc(str(path))) from None
+        raise ParseError(f"cannot read: {exc.strerror or exc}", loc=where,
+                         hint="check the file's permissions") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

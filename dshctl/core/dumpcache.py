@@ -24,6 +24,8 @@ from dshctl import __version__
 from dshctl.core import fsutil
 
 RACY_SECONDS = 2.0
+# Bump when the stored output's shape changes, so entries written by an older dshctl are not used.
+ENTRY_FORMAT = 2
 
 
 def cache_dir() -> Path | None:
@@ -53,7 +55,7 @@ def _entry_file(key: dict[str, Any]) -> Path | None:
 
 def make_key(home: Path, profile: str, patches: Sequence[Path], default_only: bool,
              bundle_roots: Sequence[Path], fmt: str) -> dict[str, Any]:
-    return {"version": __version__, "home": str(Path(home).resolve()), "profile": profile,
+    return {"version": __version__, "entry_format": ENTRY_FORMAT, "home": str(Path(home).resolve()), "profile": profile,
             "patches": [os.path.abspath(p) for p in patches], "default_only": default_only,
             "roots": [os.path.abspath(r) for r in bundle_roots], "format": fmt}
 

@@ -29,7 +29,13 @@ def _git(home: Path, *args: str, binary: bool = False):
 def home_at_revision(home: Path, rev: str) -> Iterator[Path]:
     """Yield a directory holding the home's tracked files at ``rev`` (removed afterwards)."""
     home = Path(home)
-    _git(home, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    _git(home, "rev-parse", "--is-inside-work-tree")
+    try:
+        _git(home, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except DshctlError:  # --quiet: git says nothing, so say which revision is missing
+        raise DshctlError(f"unknown git revision {rev!r} in the repository of the home", loc=Loc(str(home)),
+                          hint="use a commit, branch or tag that exists, e.g. git:HEAD or git:HEAD~1"
+                          ) from None
     # Run from the home, git archive takes "." as the home's subtree and writes paths relative to it.
     data = _git(home, "archive", "--format=tar", rev, "--", ".", binary=True)
     with tempfile.TemporaryDirectory(prefix="dshctl-rev-") as tmp:

@@ -31,8 +31,8 @@ class _Parser:
         i = bisect.bisect_right(self.starts, pos) - 1
         return Loc(self.path, i + 1, pos - self.starts[i] + 1)
 
-    def fail(self, message: str, pos: int) -> ParseError:
-        return ParseError(message, loc=self.loc(pos), hint="fix the JSON syntax at that position")
+    def fail(self, message: str, pos: int, hint: str = "fix the JSON syntax at that position") -> ParseError:
+        return ParseError(message, loc=self.loc(pos), hint=hint)
 
     def ws(self, pos: int) -> int:
         return _WS.match(self.text, pos).end()
@@ -62,7 +62,7 @@ class _Parser:
 
     def obj(self, pos: int, depth: int) -> tuple[Any, int]:
         if depth > MAX_DEPTH:
-            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", pos)
+            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", pos, hint="flatten the structure")
         node = YMap(loc=self.loc(pos))
         pos = self.ws(pos + 1)
         if self.text.startswith("}", pos):
@@ -97,7 +97,7 @@ class _Parser:
 
     def arr(self, pos: int, depth: int) -> tuple[Any, int]:
         if depth > MAX_DEPTH:
-            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", pos)
+            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", pos, hint="flatten the structure")
         node = YList(loc=self.loc(pos))
         pos = self.ws(pos + 1)
         if self.text.startswith("]", pos):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from dshctl.core.nodes import JsExpr
@@ -26,7 +27,7 @@ def map_key(value: Any) -> Any:
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, (int, float)):
-        f = float(value) if not isinstance(value, float) else value
+        f = js_number(value)
         return ("nan",) if f != f else ("n", f + 0.0)  # -0 and +0 are one key
     if isinstance(value, str):
         return ("s", value)
@@ -42,30 +43,71 @@ def strict_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return float(a) == float(b)  # NaN !== NaN falls out of float comparison
+        return js_number(a) == js_number(b)  # NaN !== NaN falls out of float comparison
     return type(a) is type(b) and a == b
 
 
+def js_number(value: float | int) -> float:
+    """``value`` as a JavaScript number (a double; integers too large for one are +-Infinity)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def number_text(value: float | int) -> str:
-    """``String(n)`` for a JavaScript number (close enough for ids and config values)."""
-    f = float(value)
+    """``Number::toString`` (ECMAScript 6.1.6.1.20): ``String(n)`` and ``JSON.stringify`` of a number."""
+    f = js_number(value)
     if f != f:
         return "NaN"
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"
-    if f == int(f) and abs(f) < 1e21:
-        return str(int(f))
-    text = repr(f)
-    if "e" in text:  # 1e-07 -> 1e-7, 1e+22 -> 1e+22
-        mant, exp = text.split("e")
-        sign = "-" if exp.startswith("-") else "+"
-        text = f"{mant.removesuffix('.0')}e{sign}{int(exp.lstrip('+-'))}"
-    return text
+    if f == 0:
+        return "0"  # -0 too
+    sign = "-" if f < 0 else ""
+    # repr() gives the shortest round-tripping digits, as JavaScript does; only the layout differs.
+    digits, exponent = _shortest_digits(abs(f))
+    k, n = len(digits), len(digits) + exponent  # value = 0.digits * 10**n
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        mantissa = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
+        text = f"{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+    return sign + text
+
+
+def _shortest_digits(f: float) -> tuple[str, int]:
+    """(significant digits without trailing zeros, exponent) with ``f == int(digits) * 10**exponent``."""
+    _, digit_tuple, exponent = Decimal(repr(f)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    stripped = digits.rstrip("0")
+    return stripped, exponent + len(digits) - len(stripped)
+
+
+def has_index_key(mapping: dict) -> bool:
+    """True when some key is an array index, which JavaScript enumerates before all others."""
+    for key in mapping:
+        if type(key) is str and "0" <= key[:1] <= "9" and _is_index(key):
+            return True
+    return False
+
+
+def _is_index(key: str) -> bool:
+    return bool(_ARRAY_INDEX.match(key)) and int(key) < 2**32 - 1
+
+
+def js_key_order(keys: list[str]) -> list[str]:
+    """Keys in JavaScript's enumeration order: array indices ascending, then the rest as inserted."""
+    return _ordered_keys(keys)
 
 
 def _ordered_keys(keys: list[str]) -> list[str]:
     # JavaScript enumerates integer-like keys first, ascending, then the rest in insertion order.
-    index_keys = [k for k in keys if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1]
+    index_keys = [k for k in keys if type(k) is str and _is_index(k)]
     if not index_keys:
         return keys
     rest = [k for k in keys if k not in set(index_keys)]
@@ -81,8 +123,8 @@ def to_json(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, (int, float)):
-        f = float(value)
-        return "null" if (f != f or math.isinf(f)) else number_text(value)
+        f = js_number(value)
+        return "null" if (f != f or math.isinf(f)) else number_text(f)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, JsExpr):

@@ -7,7 +7,7 @@ One pass over a flattened patch list, in order:
 * a patch with a JavaScript-truthy ``insert`` appends those rows (to the root, or to group ``id``) and
   indexes them at once, nested group children included;
 * any other patch overrides the row with its ``id``: ``name`` is a guard (only when truthy), every other
-  key except ``id``/``name``/``insert`` is assigned whole;
+  key except ``id``/``name`` is assigned whole (a falsy ``insert`` included, dsh-config.md §5.6);
 * a patch that does not apply is skipped with one of dsh's warnings.
 
 Inserted rows are placed by reference, exactly as dsh does; ``apply_patches`` therefore clones the patch
@@ -96,6 +96,10 @@ class PatchError(DshctlError):
     """dsh's patcher would throw (a TypeError in JavaScript); the composition cannot be built."""
 
 
+_OBJECTS = (dict, list, JsExpr)
+_NO_LOCS: dict = {}
+
+
 class _Cloner:
     """``structuredClone`` for loaded values: shared references stay shared (YAML aliases)."""
 
@@ -112,11 +116,16 @@ class _Cloner:
                 return hit
             out = YMap.__new__(YMap)
             self.memo[id(value)] = out
-            for k, v in value.items():
-                out[k] = self(v) if isinstance(v, (dict, list, JsExpr)) else v
+            items = value.items()
+            if jsvalue.has_index_key(value):  # a JavaScript object lists "2" before "a": so does the clone
+                items = [(k, value[k]) for k in jsvalue.js_key_order(list(value))]
+            for k, v in items:
+                out[k] = self(v) if isinstance(v, _OBJECTS) else v
+            # Position tables are shared, not copied: nothing writes to them except `override`,
+            # which replaces the row's value_locs with its own copy first.
             out.loc = getattr(value, "loc", None)
-            out.key_locs = dict(getattr(value, "key_locs", {}))
-            out.value_locs = dict(getattr(value, "value_locs", {}))  # overrides update it
+            out.key_locs = getattr(value, "key_locs", _NO_LOCS)
+            out.value_locs = getattr(value, "value_locs", _NO_LOCS)
             return out
         if kind is YList or isinstance(value, list):
             hit = self.memo.get(id(value))
@@ -125,9 +134,9 @@ class _Cloner:
                 return hit
             seq = YList.__new__(YList)
             self.memo[id(value)] = seq
-            seq.extend([self(v) if isinstance(v, (dict, list, JsExpr)) else v for v in value])
+            seq.extend([self(v) if isinstance(v, _OBJECTS) else v for v in value])
             seq.loc = getattr(value, "loc", None)
-            seq.item_locs = list(getattr(value, "item_locs", ()))
+            seq.item_locs = getattr(value, "item_locs", [])  # shared: never written after parsing
             return seq
         if kind is JsExpr:  # an object in JavaScript: the clone is a new one (identity matters for ===)
             hit = self.memo.get(id(value))
@@ -162,13 +171,14 @@ def _normalize(patches: Iterable[Any]) -> list[Patch]:
 class _Pass:
     """State of one application; the methods mirror the branches of dsh's loop."""
 
-    def __init__(self, data: list, shared: bool, track: bool):
+    def __init__(self, data: list, shared: bool, track: bool, touches: bool):
         self.data = data
         self.index: dict[Any, Any] = {}
         self.top_of: dict[int, int] = {}
         self.warnings: list[PatchWarning] = []
         self.touches: list[Touch] = []
-        self.track = track
+        self.track = track  # dump provenance (RowSource per top-level row)
+        self.record = track and touches  # Touch records for explain
         self.full_compare = shared  # aliases: a change can surface in rows we did not touch
         self.sources = [RowSource(BASE_LABEL) for _ in data]
         self.layer_start = len(data)
@@ -197,7 +207,7 @@ class _Pass:
     def start_layer(self) -> None:
         self.layer_start = len(self.data)
         self.before = {}
-        if self.full_compare:
+        if self.track and self.full_compare:
             self.before = {i: jsvalue.to_json(r) for i, r in enumerate(self.data)}
 
     def note_change(self, top: int | None) -> None:
@@ -205,12 +215,11 @@ class _Pass:
             self.before[top] = jsvalue.to_json(self.data[top])
 
     def close_layer(self, label: str) -> None:
-        if not self.track:
-            return
-        for top, text in self.before.items():
-            if jsvalue.to_json(self.data[top]) != text:
-                self.sources[top].patched_by.append(label)
-        for _ in range(self.layer_start, len(self.data)):
+        if self.track:
+            for top, text in self.before.items():
+                if jsvalue.to_json(self.data[top]) != text:
+                    self.sources[top].patched_by.append(label)
+        for _ in range(self.layer_start, len(self.data)):  # rows this layer appended: their origin
             self.sources.append(RowSource(label))
 
     # -- one patch -----------------------------------------------------------------------------
@@ -246,15 +255,20 @@ class _Pass:
     def override(self, p: Patch, target: dict, row_id: Any, patch: dict) -> None:
         self.note_change(self.top_of.get(id(target)))
         assigned: dict[str, Any] = {}
+        new_index_key = False
         for key, value in patch.items():
-            if key in ("id", "name", "insert"):
+            if key == "id" or key == "name":  # §5.6: a falsy `insert` is assigned like any other key
                 continue
+            new_index_key = new_index_key or key not in target
             target[key] = value
             assigned[key] = value
+        if new_index_key and jsvalue.has_index_key(target):
+            _reorder_like_javascript(target)
         if isinstance(target, YMap) and isinstance(patch, YMap):
+            target.value_locs = dict(target.value_locs)  # shared with the parsed file until now
             for key in assigned:  # the row now reads these values from the patch file
                 target.value_locs[key] = patch.value_locs.get(key)
-        if self.track:
+        if self.record:
             self.touches.append(Touch("override", target, row_id, p.layer, p.layer_index,
                                       _loc(patch), assigned,
                                       {k: _loc(patch, k) for k in assigned}))
@@ -281,7 +295,7 @@ class _Pass:
                 target["config"] = YList(loc=where)
             target["config"].extend(items)
             self.build(items, top, where)
-            if self.track:
+            if self.record:
                 self.touches.append(Touch("insert-into", target, row_id, p.layer, p.layer_index,
                                           _loc(patch)))
                 self._record_inserts(p, items, patch, row_id)
@@ -290,7 +304,7 @@ class _Pass:
         start = len(self.data)
         self.data.extend(items)
         self.build(items, list(range(start, start + len(items))), where)
-        if self.track:
+        if self.record:
             self._record_inserts(p, items, patch, None)
 
     def _record_inserts(self, p: Patch, items: list, patch: Any, parent_id: Any) -> None:
@@ -305,6 +319,13 @@ class _Pass:
                 self._record_inserts(p, row["config"], {"insert": row["config"]}, row.get("id"))
 
 
+def _reorder_like_javascript(mapping: dict) -> None:
+    """Move array-index keys first, in place (the object keeps its identity and positions)."""
+    ordered = [(k, mapping[k]) for k in jsvalue.js_key_order(list(mapping))]
+    mapping.clear()
+    mapping.update(ordered)
+
+
 def _iterate(insert: Any, where: Loc | None) -> list:
     """``...insert`` in JavaScript: arrays spread their items, strings their characters."""
     if isinstance(insert, list):
@@ -316,22 +337,25 @@ def _iterate(insert: Any, where: Loc | None) -> list:
 
 
 def apply_patches(base: Sequence[Any], patches: Iterable[Any], *, clone: bool = True,
-                  track: bool = True) -> PatchResult:
+                  track: bool = True, touches: bool = True) -> PatchResult:
     """Apply ``patches`` (``Patch`` objects, ``(label, mapping)`` pairs or bare mappings) to ``base``.
 
     Neither input is modified when ``clone`` is true (the default): the base and the patch list are
     each cloned once, as dsh does, so inserted rows in the result never alias the caller's data.
+    ``track=False`` skips all provenance (``sources`` then name only the origin layer of each row);
+    ``touches=False`` keeps the dump provenance but records no ``Touch`` (``explain`` needs them).
     """
     collecting = gc.isenabled()
     gc.disable()  # the pass allocates many small objects and frees none: skip useless GC scans
     try:
-        return _apply(base, patches, clone, track)
+        return _apply(base, patches, clone, track, touches)
     finally:
         if collecting:
             gc.enable()
 
 
-def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool) -> PatchResult:
+def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool,
+           touches: bool) -> PatchResult:
     cloner = _Cloner()
     data = cloner(list(base))
     plist = _normalize(patches)
@@ -342,7 +366,7 @@ def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool
         shared = cloner.shared or pc.shared
     else:
         shared = True
-    state = _Pass(data, shared, track)
+    state = _Pass(data, shared, track, touches)
     state.build(data, list(range(len(data))), getattr(base, "loc", None))
     current: tuple[int, str] | None = None
     for p in plist:

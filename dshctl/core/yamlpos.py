@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 
-from dshctl.core.dialect import event_source, js_key, resolve_plain
+from dshctl.core.dialect import event_source
+from dshctl.core.scalars import js_key, resolve_plain
 
 
 @dataclass

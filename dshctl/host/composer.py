@@ -68,7 +68,7 @@ class HostComposer:
         if self._launcher is None:  # layer 5 is computed once, from the first composition
             self._launcher = launcher_layer(compose_layers(base, track=False).rows)
         layers = base + [self._launcher] if self._launcher.patches else base
-        result = compose_layers(layers)
+        result = compose_layers(layers, track=False)  # no provenance: the host never explains
         return Composed(result.rows, result.warnings)
 
     def check_membership(self) -> None:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from dshctl.errors import DshctlError
 
 from .composer import RestartRequired
-from .outcome import REJECTED, UNCHANGED, ReloadOutcome, error_json
+from .lastgood import rows_digest
+from .outcome import REJECTED, ROLLBACK_FAILED, UNCHANGED, ReloadOutcome, error_json
 from .watch import PathWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +46,8 @@ class ConfigReloader:
     async def stop(self) -> None:
         """Close the watcher, then wait for the running reload (dsh's dispose order)."""
         await self.watcher.stop()
+        async with self.lock:
+            pass  # a reload a control request started is awaited too
         self.dirty = False
         if self._pump is not None:
             await asyncio.gather(self._pump, return_exceptions=True)
@@ -71,7 +74,13 @@ class ConfigReloader:
             self.passes += 1
             files = list(files or self.host.composer.user_files)
             started = time.perf_counter()
-            outcome = await self._pass(trigger, files)
+            try:
+                outcome = await self._pass(trigger, files)
+            except Exception as exc:  # noqa: BLE001 - a bug below us: say the tree may have changed
+                outcome = ReloadOutcome(ROLLBACK_FAILED, trigger, files, digest=self.host.digest,
+                                        errors=[{"message": f"internal error: {type(exc).__name__}: {exc}",
+                                                 "loc": None, "hint": "check `dshctl status`; restart the "
+                                                 "host if the tree is not what the files say"}])
             outcome.duration_ms = (time.perf_counter() - started) * 1000
             self.host.record_reload(outcome)
             if not outcome.ok:
@@ -87,9 +96,10 @@ class ConfigReloader:
         except DshctlError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)])
         warnings = [str(w) for w in composed.warnings]
-        if self.host.is_running(composed.rows):
-            return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=self.host.digest)
-        outcome = await self.host.apply_rows(composed.rows, trigger, files)
+        digest = rows_digest(composed.rows)
+        if digest == self.host.digest:
+            return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=digest)
+        outcome = await self.host.apply_rows(composed.rows, trigger, files, digest)
         outcome.warnings = warnings + outcome.warnings
         return outcome
 

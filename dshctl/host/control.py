@@ -160,6 +160,10 @@ def request(path: Path, payload: dict, *, timeout: float | None = None) -> dict[
                      hint="it may have shut down; check `dshctl status`")
     response = json.loads(data)
     if not response.get("ok", False):
-        raise DshctlError(f"the host refused the request: {response.get('error')}", loc=Loc(str(path)),
-                          hint="run the command as the user that started the host")
+        error = str(response.get("error"))
+        refused = error.startswith("refused")
+        raise DshctlError(f"the host {'refused' if refused else 'failed'} the request: {error}",
+                          loc=Loc(str(path)),
+                          hint="run the command as the user that started the host" if refused
+                          else "see the host's log for details")
     return response

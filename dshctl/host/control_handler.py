@@ -9,6 +9,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 async def handle(host: "Host", request: dict) -> dict:
+    try:
+        return await _handle(host, request)
+    except Exception as exc:  # noqa: BLE001 - the client gets an answer, never a dropped connection
+        host.log.event("control/error", f"{request.get('op')}: {type(exc).__name__}: {exc}", level="error")
+        return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"}
+
+
+async def _handle(host: "Host", request: dict) -> dict:
     op = request.get("op")
     if op == "ping":
         return {"ok": True, "pid": os.getpid()}

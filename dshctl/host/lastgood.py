@@ -2,12 +2,14 @@
 
 Every successful apply records the composed rows, atomically, in ``<profile>/.dshctl/last-good.json``:
 ``{"version": 1, "saved_at": <ISO time>, "profile", "digest", "rows": [...]}``. ``!!js`` values are
-kept unevaluated as ``{"__jsExpr": "<text>"}``, so booting from the record evaluates them afresh.
+kept unevaluated as ``{"__jsExpr": "<text>"}``, so booting from the record evaluates them afresh;
+relative plugin names are stored absolute (see :func:`anchored`).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +36,25 @@ def rows_digest(rows: list) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def record(path: Path, profile: str, rows: list) -> str:
-    """Write the record for ``rows`` (atomic: readers see the old record or the new one)."""
-    digest = rows_digest(rows)
+def anchored(rows: list) -> list:
+    """A copy of ``rows`` whose relative plugin names (``./x.py``) are absolute: they resolve beside
+    the file that declared the row, and in the record that file is gone."""
+    from dshctl.core.compose import iter_rows
+    from dshctl.core.nodes import clone
+    copy = clone(rows)
+    for row, _ in iter_rows(copy):
+        name, loc = row.get("name"), getattr(row, "loc", None)
+        if isinstance(name, str) and name.startswith(("./", "../")) and loc is not None and loc.file:
+            row["name"] = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(loc.file)), name))
+    return copy
+
+
+def record(path: Path, profile: str, rows: list, digest: str | None = None) -> str:
+    """Write the record for ``rows`` (atomic: readers see the old record or the new one). The digest
+    is that of ``rows`` as composed, so it compares with the running and on-disk trees."""
+    digest = digest or rows_digest(rows)
     doc = {"version": VERSION, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "profile": profile,
-           "digest": digest, "rows": to_plain(rows)}
+           "digest": digest, "rows": to_plain(anchored(rows))}
     from .state_dir import ensure
     ensure(path.parent)
     fsutil.atomic_write(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n", mode=0o600)

@@ -156,7 +156,7 @@ class ModuleReloader:
         changed = {n for f in files for n in by_file.get(f, []) if not is_framework(n)}
         framework = sorted(str(f) for f in files if any(is_framework(n) for n in by_file.get(f, [])))
         if framework:
-            self.restart_required = framework
+            self.restart_required = sorted(set(self.restart_required) | set(framework))  # until restarted
             self.host.log.event("hmr/restart-required", f"{', '.join(framework)} is part of dshctl itself; "
                                 "restart the host to load it", level="warn", files=framework)
         if not changed:

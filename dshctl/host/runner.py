@@ -30,6 +30,7 @@ class HostOptions:
     run_for: float | None = None    # seconds, then a graceful shutdown (CI, demos)
     force_polling: bool | None = None
     module_reload: bool = True
+    watch: bool = True              # False: reload only when asked (`dshctl reload`)
     socket_mode: int = 0o600
     apply_timeout: float = 30.0     # seconds a plugin's apply may take (RuntimeOptions)
 
@@ -54,6 +55,7 @@ class Host:
         self.modules = None
         self.control = None
         self._stopping = asyncio.Event()
+        self._resumed_digest: str | None = None   # a tree booted from last-good runs under its digest
 
     # ---- boot ----------------------------------------------------------------------------------
     async def boot(self) -> None:
@@ -64,11 +66,11 @@ class Host:
         self._watch_lifecycle()
         rows = self._initial_rows()
         report = await self._start(rows)
-        if report is not None and report.ok:
-            self._commit(rows)
+        if report is not None and report.ok and self.source == "layers":
+            await self._commit(rows)
             return
         fallback = self._load_last_good() if self.options.resume and self.source == "layers" else None
-        if fallback is not None and lastgood.rows_digest(fallback.rows) != lastgood.rows_digest(rows):
+        if fallback is not None and fallback.digest != lastgood.rows_digest(rows):
             if self.loader is not None:
                 await self.loader.stop()
             self.log.event("host/resume", f"the current layers failed to start; booting from the last-good "
@@ -76,12 +78,13 @@ class Host:
             self.source = "last-good"
             report = await self._start(fallback.rows)
             rows = fallback.rows
+            self._resumed_digest = fallback.digest
         if report is None:
             raise DshctlError("the profile failed to start", loc=Loc(str(self.profile_dir)),
                               hint="fix the rows named above, or run with --resume to boot the last good tree")
-        self.rows, self.digest = rows, lastgood.rows_digest(rows)
-        if report.ok:
-            self._commit(rows)
+        self.rows, self.digest = rows, self._resumed_digest or lastgood.rows_digest(rows)
+        if report.ok and self.source == "layers":
+            await self._commit(rows)
 
     def _initial_rows(self) -> list:
         try:
@@ -93,6 +96,7 @@ class Host:
             self.log.event("host/resume", f"the current layers do not compose ({err}); booting from the "
                            f"last-good record saved at {record.saved_at} ({record.path})", level="warn")
             self.source = "last-good"
+            self._resumed_digest = record.digest
             return record.rows
 
     def _load_last_good(self):
@@ -121,9 +125,16 @@ class Host:
             self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
         return report
 
-    def _commit(self, rows: list) -> None:
+    async def _commit(self, rows: list, digest: str | None = None) -> None:
+        """``rows`` run now: remember them and record them as last-good (serialized off the loop)."""
         self.rows = rows
-        self.digest = lastgood.record(self.last_good_path, self.options.profile, rows)
+        self.digest = digest or lastgood.rows_digest(rows)
+        try:
+            await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
+                                    self.digest)
+        except (OSError, TypeError, ValueError) as exc:  # the tree runs; only the record is stale
+            self.log.event("host/last-good-failed", f"could not record the last-good tree at "
+                           f"{self.last_good_path}: {exc}; the previous record is kept", level="warn")
 
     def _watch_lifecycle(self) -> None:
         from dshctl.runtime import State
@@ -146,10 +157,7 @@ class Host:
                            during=what)
 
     # ---- reload --------------------------------------------------------------------------------
-    def is_running(self, rows: list) -> bool:
-        return self.digest is not None and lastgood.rows_digest(rows) == self.digest
-
-    async def apply_rows(self, rows: list, trigger: str, files: list) -> ReloadOutcome:
+    async def apply_rows(self, rows: list, trigger: str, files: list, digest: str | None = None) -> ReloadOutcome:
         """Apply ``rows`` through the loader's transactional update and classify the result."""
         from dshctl.loader import LoaderError, LoaderUpdateError
         if self.loader is None:
@@ -157,7 +165,7 @@ class Host:
             if report is None or not report.ok:
                 return ReloadOutcome(REJECTED, trigger, files, rows=(report.to_json()["rows"] if report else []),
                                      errors=[{"message": "the tree failed to start", "loc": None, "hint": None}])
-            self._commit(rows)
+            await self._commit(rows, digest)
             return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
         try:
             report = await self.loader.update(rows)
@@ -170,7 +178,7 @@ class Host:
                                  digest=self.digest)
         except LoaderError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)], digest=self.digest)
-        self._commit(rows)
+        await self._commit(rows, digest)
         self.source = "layers"
         return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
 
@@ -215,11 +223,12 @@ class Host:
         from .control import ControlServer
         from .control_handler import handle
         self.reloader = ConfigReloader(self, force_polling=self.options.force_polling)
-        await self.reloader.start()
+        if self.options.watch:
+            await self.reloader.start()
         self.control = ControlServer(self.socket_path, lambda req: handle(self, req),
                                      mode=self.options.socket_mode)
         await self.control.start()
-        if self.options.module_reload:
+        if self.options.module_reload and self.options.watch:
             from .module_reload import ModuleReloader
             self.modules = ModuleReloader(self)
             await self.modules.start()

@@ -76,6 +76,9 @@ def drift(host: "Host", disk: dict, good: dict | None) -> list[str]:
         lines.append("no last-good record yet")
     elif good.get("digest") != host.digest:
         lines.append("the running tree is not the last-good record (it has rows that failed to start)")
+    if host.modules is not None and host.modules.restart_required:
+        lines.append(f"dshctl's own code changed on disk ({len(host.modules.restart_required)} file(s)): "
+                     "restart the host to load it")
     if host.source == "last-good":
         lines.append("booted from the last-good record")
     return lines

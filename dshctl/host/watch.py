@@ -40,7 +40,7 @@ class PathWatcher:
 
     async def stop(self) -> None:
         self._stop.set()
-        if self._task is not None:
+        if self._task is not None and not self._task.done():
             try:
                 await asyncio.wait_for(self._task, 5)
             except (asyncio.TimeoutError, asyncio.CancelledError):

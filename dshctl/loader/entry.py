@@ -85,6 +85,8 @@ class Entry:
     def wanted_realms(self) -> dict:
         parent = self.parent.realms if self.parent is not None else self.tree.owner_ctx._realms
         own = self.options.get("isolate")
+        if not own:
+            return parent
         wanted = dict(parent)
         if isinstance(own, dict):
             for service, value in own.items():
@@ -95,6 +97,8 @@ class Entry:
     def refresh_realms(self) -> set[str]:
         """Bring ``realms`` in line with the options and ancestors (in place); the changed names."""
         wanted = self.wanted_realms()
+        if wanted == self.realms:
+            return set()
         changed = {k for k in set(wanted) | set(self.realms) if wanted.get(k) != self.realms.get(k)}
         if changed:
             self.realms.clear()

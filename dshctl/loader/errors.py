@@ -34,13 +34,15 @@ class LoaderUpdateError(LoaderError):
 
 
 def cause_text(err: BaseException) -> str:
-    """One line for an exception, located when it carries a location."""
+    """One line for an exception: a DshctlError as the CLI shows it (located), anything else as
+    ``Type: message``; an aggregate joins its members."""
     if isinstance(err, BaseExceptionGroup):
         return "; ".join(cause_text(e) for e in err.exceptions)
-    text = str(err) if isinstance(err, DshctlError) else (str(err) or type(err).__name__)
-    if not isinstance(err, DshctlError) and str(err):
-        text = f"{type(err).__name__}: {err}"
-    return " ".join(text.split("\n")) if "\n" in text else text
+    if isinstance(err, DshctlError):
+        text = str(err)
+    else:
+        text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    return " ".join(text.split()) if "\n" in text else text
 
 
 def duplicate_id(entry_id: str, loc: Loc | None) -> LoaderError:

@@ -7,6 +7,7 @@ refresh and include-config update. Initial apply, refresh and config updates sha
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 from pathlib import Path
@@ -28,6 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 INCLUDE_NAME = "cordis:include"
 SUPPORTED = (".yml", ".yaml", ".json")
+RETRYABLE = {errno.EACCES, errno.EBUSY, errno.EPERM}
+WRITE_RETRIES = 10
 
 
 class Include:
@@ -48,7 +51,8 @@ class Include:
         self.text: bytes | None = None     # the last content read or written
         self.data: list | None = None      # the last good parsed rows (never patched in place)
         self.queue = asyncio.Lock()
-        self._write_task: asyncio.Task | None = None
+        self._write_task: asyncio.Task | None = None   # the write that has not started yet
+        self._writing: set[asyncio.Task] = set()
         self.write_error: BaseException | None = None
 
     # ---- reading ---------------------------------------------------------------------------------
@@ -109,11 +113,14 @@ class Include:
         """Coalesce writes to the next loop turn; the last state wins. Failures are logged."""
         if not self.writable or self._write_task is not None:
             return
-        self._write_task = asyncio.get_running_loop().create_task(self._deferred_write())
+        task = asyncio.get_running_loop().create_task(self._deferred_write())
+        self._write_task = task
+        self._writing.add(task)
+        task.add_done_callback(self._writing.discard)
 
     async def _deferred_write(self) -> None:
         await asyncio.sleep(0)
-        self._write_task = None
+        self._write_task = None  # a request from now on schedules one more write
         try:
             await self.write()
         except Exception as err:  # noqa: BLE001 - logged; `flush()` re-raises for teardown
@@ -121,34 +128,51 @@ class Include:
             logger.error("failed to write config file %s", self.file, exc_info=err)
 
     async def flush(self) -> None:
-        if self._write_task is not None:
-            await self._write_task
+        """Wait for pending and running writes; re-raise the last failure (teardown uses this)."""
+        while self._writing:
+            await asyncio.gather(*self._writing, return_exceptions=True)
         if self.write_error is not None:
             err, self.write_error = self.write_error, None
             raise err
 
     async def write(self) -> None:
+        """Write the running rows through a temp file and rename; a rename refused with EACCES,
+        EBUSY or EPERM (a virus scanner, an editor holding the file) is retried with back-off."""
         if not self.writable:
             return
         async with self.queue:
-            self._write_rows(self.tree.rows)
+            data = self._encode(self.tree.rows)
+            for attempt in range(WRITE_RETRIES + 1):
+                try:
+                    fsutil.atomic_write(self.file, data)
+                    break
+                except OSError as err:
+                    if err.errno in RETRYABLE and attempt < WRITE_RETRIES:
+                        await asyncio.sleep((attempt + 1) * 0.05)
+                        continue
+                    raise LoaderError(f"failed to write config file {self.file}: {err.strerror or err}",
+                                      loc=Loc(str(self.file)),
+                                      hint="the file keeps its previous content") from err
+            self.text = data  # the next refresh of our own write is a no-op
 
     def _write_rows(self, rows: Any) -> None:
+        data = self._encode(rows)
+        fsutil.atomic_write(self.file, data)
+        self.text = data
+
+    def _encode(self, rows: Any) -> bytes:
         if self.file.exists() and _readonly(self.file):
             raise LoaderError("cannot overwrite readonly config", loc=Loc(str(self.file)),
                               hint="make the file writable, or stop the plugin from saving its config")
         rows = [sort_row(r) for r in rows] if isinstance(rows, list) else rows
         if self.file.suffix == ".json":
-            data = (json.dumps(_jsonable(rows), indent=2, ensure_ascii=False) + "\n").encode()
-        else:
-            data = emit.dump_rows(rows).encode()
-        fsutil.atomic_write(self.file, data)
-        self.text = data  # the next refresh of our own write is a no-op
+            return (json.dumps(_jsonable(rows), indent=2, ensure_ascii=False) + "\n").encode()
+        return emit.dump_rows(rows).encode()
 
     async def close(self) -> None:
         """The include fiber unloads: its subtree went with it (its fibers were its effects)."""
-        if self._write_task is not None:
-            await asyncio.gather(self._write_task, return_exceptions=True)
+        if self._writing:
+            await asyncio.gather(*self._writing, return_exceptions=True)
         self.tree.detach()
         entry = getattr(self, "entry", None)
         if entry is not None and entry.subtree is self.tree:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from dshctl.core.home import resolve_home
-from dshctl.runtime import Context, Fiber, State
+from dshctl.runtime import Context, Fiber
 from dshctl.runtime.plugin import normalize_inject
 
 from .entry import Entry, declared_dir
@@ -42,7 +42,8 @@ class Loader:
     # ---- the host API ------------------------------------------------------------------------------
     @property
     def root_ctx(self) -> Context:
-        assert self._fiber is not None, "Loader.start() first"
+        if self._fiber is None:
+            raise RuntimeError("the loader has no context before start()")
         return self._fiber.ctx
 
     async def start(self, rows: Any, *, base_dir: Path) -> UpdateReport:
@@ -56,12 +57,16 @@ class Loader:
         self.booting = True
         try:
             return await self.tree.update(rows, boot=True)
+        except BaseException:
+            self.tree = None  # nothing was mounted: start() may be called again
+            raise
         finally:
             self.booting = False
 
     async def update(self, rows: Any) -> UpdateReport:
         """Reconcile with ``rows``: succeeds fully or restores the previous tree and raises."""
-        assert self.tree is not None, "Loader.start() first"
+        if self.tree is None:
+            raise RuntimeError("Loader.update() before a successful start()")
         return await self.tree.update(rows)
 
     def resolve(self, full_id: str) -> Entry | None:
@@ -127,7 +132,10 @@ class Loader:
             self.busy -= 1
             if not self.busy:
                 for fiber in list(self._gated):
-                    fiber._refresh_epoch()
+                    if fiber.uid is None:
+                        del self._gated[fiber]  # disposed along with its tree
+                    else:
+                        fiber._refresh_epoch()  # the gate's check() passes now
 
     # ---- runtime hooks -------------------------------------------------------------------------------
     def _on_plugin(self, fiber: Fiber) -> None:
@@ -190,7 +198,3 @@ class _LoaderPlugin:
         ctx.on("internal/plugin", loader._on_plugin)
         ctx.on("internal/config", loader._on_config)
         ctx.on("internal/update", loader._on_update, global_=True)
-
-
-def state_name(fiber: Fiber | None) -> str:
-    return fiber.state.name if fiber is not None else State.DISPOSED.name

@@ -54,10 +54,14 @@ class _PresetPlugin:
 
 async def mount_preset(loader: "Loader", scope: "Context", preset_dir: Path, *, host_base: Path,
                        preset_id: str | None = None) -> PresetMount:
-    """Mount ``preset_dir/agent.cordis.yml`` under ``scope``; raises (having disposed it) when the
-    mount fails the audit."""
+    """Mount ``preset_dir/agent.cordis.yml`` under ``scope`` (a session context: one with an
+    isolated realm); raises (having disposed it) when the mount fails the audit."""
     preset_dir = Path(preset_dir).resolve()
     preset_id = preset_id or preset_dir.name
+    if not scope._realms:  # no realm of its own: what the preset provides would be process-wide
+        raise LoaderError(f'agent-presets: refusing to mount preset "{preset_id}" into an unscoped '
+                          "context; its registrations would apply to every agent in the process",
+                          hint="mount under a session context (one made with ctx.isolate(...))")
     file = preset_dir / COMPOSITION
     plugin = _PresetPlugin(loader, file, preset_id, Path(host_base).resolve())
     fiber = scope.plugin(plugin)

@@ -28,8 +28,9 @@ class RowOutcome:
 
 @dataclass
 class UpdateReport:
-    rows: list[RowOutcome] = field(default_factory=list)
+    rows: list[RowOutcome] = field(default_factory=list)   # every row the update acted on
     error: str | None = None
+    unchanged: list[str] = field(default_factory=list)    # full ids of rows left as they were
 
     @property
     def ok(self) -> bool:
@@ -45,7 +46,8 @@ class UpdateReport:
         for r in self.rows:
             if r.full_id == full_id:
                 return r.action
-        return None
+        return "unchanged" if full_id in self.unchanged else None
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "error": self.error, "rows": [r.to_json() for r in self.rows]}
+        return {"ok": self.ok, "error": self.error, "rows": [r.to_json() for r in self.rows],
+                "unchanged": list(self.unchanged)}

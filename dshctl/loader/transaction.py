@@ -1,10 +1,11 @@
 """One transactional tree update (cordis-runtime.md §6.2-§6.3).
 
-Every row of the new list is applied concurrently; each change records how to undo itself, in two
-logs: ``fields`` (options, structure, realms, intercepts; plain assignments) and ``fibers`` (stop,
-start, replace, config update). A rollback restores all fields first, then undoes fiber changes
-newest first, so rows added by the update are removed in reverse order and every changed row comes
-back with its previous options.
+Each row is classified synchronously (rows equal to what runs take a fast path that records only
+their previous options object). Phase 1 runs every stop concurrently (disable, the old fiber of a
+replaced row); phase 2 then runs every start, restart and config update concurrently. Each change
+records its undo: ``fields`` (options, structure, realms, intercepts), ``removals`` (fibers this
+update started) and ``restores`` (old fibers and configs). A rollback restores the fields, removes
+the new fibers newest first, then brings back every changed row with its previous options.
 """
 from __future__ import annotations
 
@@ -12,11 +13,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from dshctl.errors import DshctlError
 from dshctl.runtime import State
 
 from .entry import REPLACE_KEYS, Entry, changed_keys
-from dshctl.errors import DshctlError
-
 from .errors import LoaderUpdateError, cause_text
 from .plan import RowPlan
 from .report import RowOutcome, UpdateReport
@@ -30,10 +30,11 @@ class Step:
     """What phase 2 does for one row, after every stop of phase 1 finished."""
 
     entry: Entry
-    run: Callable[[Entry], Awaitable[None]]
+    run: Callable[..., Awaitable[None]]
+    arg: Any = None
 
     def __call__(self) -> Awaitable[None]:
-        return self.run(self.entry)
+        return self.run(self.entry) if self.arg is None else self.run(self.entry, self.arg)
 
 
 class Transaction:
@@ -48,6 +49,10 @@ class Transaction:
         self.failures: dict[Entry, BaseException] = {}
         self.actions: dict[Entry, str] = {}
         self.by_plan: dict[int, Entry] = {}
+        self.swapped: list[tuple[Entry, dict]] = []   # fast-path rows: (entry, previous options)
+        self.unchanged: list[Entry] = []
+        self.realms_changed: set[Entry] = set()
+        self.failed_before: set[Entry] = set()   # FAILED already: not a rollback failure if still
 
     # ---- the update ------------------------------------------------------------------------------
     async def run(self) -> UpdateReport:
@@ -56,8 +61,16 @@ class Transaction:
         removed = [e for e in tree.order() if e.id not in kept]
         # Phase 1 stops what must stop (disable, replace) concurrently; phase 2 starts what must
         # start only then, so a service moving between rows is never registered twice (§12.4).
-        then = await self._all(self._stop_phase, self.plans)
-        await self._all(lambda step: step(), [s for s in then if s is not None])
+        stops: list[Step] = []
+        starts: list[Step] = []
+        for plan in self.plans:   # synchronous: no task per unchanged row
+            stop, start = self._classify(plan)
+            if stop is not None:
+                stops.append(stop)
+            if start is not None:
+                starts.append(start)
+        failed_stops = await self._all(stops)
+        await self._all([s for s in starts if s.entry not in failed_stops])
         await settle([e.fiber for e in self.touched if e.fiber is not None])
         if tree.owner_gone():
             return self._report()  # teardown wins (§6.3 step 3)
@@ -69,55 +82,87 @@ class Transaction:
             self.actions[entry] = "stopped"
             tree.forget(entry)
         tree.commit(self.plans, self.by_plan)
-        return self._report()
+        report = self._report()
+        self._forget_undo()
+        return report
 
-    async def _all(self, step, items: list) -> list:
-        """Run ``step(item)`` for every item concurrently; a raise fails that item's row."""
-        tasks = [asyncio.ensure_future(step(item)) for item in items]
-        if not tasks:
-            return []
+    def _forget_undo(self) -> None:
+        # the undo closures form cycles with this transaction; drop them so nothing waits for
+        # the cyclic garbage collector (that made big trees slower with every update)
+        self.fields.clear()
+        self.swapped.clear()
+        self.removals.clear()
+        self.restores.clear()
+
+    async def _all(self, steps: list["Step"]) -> set[Entry]:
+        """Run the steps concurrently; a step that raises fails its row. Returns those rows."""
+        if not steps:
+            return set()
+        tasks = [asyncio.ensure_future(step()) for step in steps]
         await asyncio.wait(tasks)
-        results = []
-        for task, item in zip(tasks, items):
-            err = task.exception()
-            if err is not None:
-                entry = self.by_plan[id(item)] if isinstance(item, RowPlan) else item.entry
-                self._fail(entry, err)
-            results.append(None if err is not None else task.result())
-        return results
+        failed = set()
+        for task, step in zip(tasks, steps):
+            if task.exception() is not None:
+                self._fail(step.entry, task.exception())
+                failed.add(step.entry)
+        return failed
 
-    async def _stop_phase(self, plan: RowPlan) -> "Step | None":
+    def _classify(self, plan: RowPlan) -> tuple["Step | None", "Step | None"]:
+        """Record the row's new fields; what to stop in phase 1 and what to start in phase 2."""
         tree = self.tree
         entry = tree.store.get(plan.id)
+        if entry is not None and self._untouched(entry, plan):
+            return None, None
         if entry is None:
             entry = Entry(tree, plan.id, plan.row)
             tree.store[plan.id] = entry
             self.fields.append(lambda: tree.store.pop(plan.id, None))
         self.by_plan[id(plan)] = entry
         old_options, was_active = entry.options, entry.fiber is not None
+        if was_active and entry.fiber.state is State.FAILED:
+            self.failed_before.add(entry)
         self._set_fields(entry, plan)
         realms_changed = entry.refresh_realms()
+        if realms_changed:
+            self.realms_changed.add(entry)
         entry.refresh_intercepts()
         if not was_active and not plan.active:
             self.actions[entry] = "skipped" if plan.skipped else ("disabled" if entry.disabled else "unchanged")
-            return None
+            return None, None
         if was_active and not plan.active:
-            await self._stop(entry, "skipped" if plan.skipped else "stopped")
-            return None
+            return Step(entry, self._stop, "skipped" if plan.skipped else "stopped"), None
         if not was_active:
-            return Step(entry, self._start)
-        keys = changed_keys(old_options, entry.options, group=entry.is_group)
+            return None, Step(entry, self._start)
+        keys = changed_keys(old_options, entry.options, group=entry.is_group) \
+            if old_options is not entry.options else set()
         if any(k in keys for k in REPLACE_KEYS) or entry.plugin is not entry.fiber.plugin:
             # name, inject or group: the new plugin was imported already; the old fiber is
             # disposed (awaited) before the new one starts, and comes back on rollback
-            await self._stop(entry, "restarted")
-            return Step(entry, self._start)
-        if realms_changed & entry.relevant_services():
-            return Step(entry, self._restart)
+            return Step(entry, self._stop, "restarted"), Step(entry, self._start)
+        if realms_changed and realms_changed & entry.relevant_services():
+            return None, Step(entry, self._restart)
         if "config" in keys:
-            return Step(entry, self._update_config)
-        self.actions[entry] = "updated" if keys else "unchanged"
-        return None
+            return None, Step(entry, self._update_config)
+        if keys:
+            self.actions[entry] = "updated"
+        else:
+            self.unchanged.append(entry)
+        return None, None
+
+    def _untouched(self, entry: Entry, plan: RowPlan) -> bool:
+        """The fast path for the common case, a row equal to what runs: only the options object
+        is swapped (undone from one list), nothing else is recorded."""
+        parent = self.by_plan[id(plan.parent)] if plan.parent is not None else None
+        if (entry.parent is not parent or entry.plugin is not plan.plugin or entry.disabled != plan.disabled
+                or entry.skipped != plan.skipped or (entry.fiber is not None) != plan.active
+                or (parent is not None and parent in self.realms_changed)
+                or entry.options != plan.row):
+            return False
+        self.by_plan[id(plan)] = entry
+        self.swapped.append((entry, entry.options))
+        entry.options = plan.row
+        self.unchanged.append(entry)
+        return True
 
     def _set_fields(self, entry: Entry, plan: RowPlan) -> None:
         saved = (entry.options, entry.parent, entry.plugin, entry.skipped, entry.is_group,
@@ -159,14 +204,19 @@ class Transaction:
         self.restores.append(start_old)
 
     async def _restart(self, entry: Entry) -> None:
+        """A realm the fiber uses changed: restart it (with its new config, if that changed too)."""
+        loader = self.tree.loader
         fiber = entry.fiber
         self.touched[entry] = None
         self.actions[entry] = "restarted"
+        old_config = fiber.config
 
         async def restart_again() -> None:  # realms are restored by then
             if fiber.uid is not None:
+                fiber.config = old_config
                 await _quietly(fiber.restart())
         self.restores.append(restart_again)
+        fiber.config = loader.config_for(entry)
         await _quietly(fiber.restart())
 
     async def _update_config(self, entry: Entry) -> None:
@@ -200,6 +250,8 @@ class Transaction:
         first, first_err = next(iter(self.failures.items()))
         first_loc = getattr(first_err, "loc", None) or first.loc
         report = self._report(rolled_back=True)
+        for entry, options in self.swapped:
+            entry.options = options
         for undo in reversed(self.fields):
             undo()
         broken: list[tuple[Entry, BaseException]] = []
@@ -210,8 +262,9 @@ class Transaction:
                 broken.append((None, err))  # type: ignore[arg-type]
         restored = [e for e in self.touched if e.fiber is not None]
         await settle([e.fiber for e in restored])
-        broken += [(e, e.fiber.error) for e in restored
-                   if e.fiber.state is State.FAILED and e.fiber.error is not None]
+        broken += [(e, e.fiber.error) for e in restored if e not in self.failed_before
+                   and e.fiber.state is State.FAILED and e.fiber.error is not None]
+        self._forget_undo()
         raise self._error(report, broken, lines, first_loc)
 
     def _error(self, report: UpdateReport, broken: list, lines: list[str], loc) -> LoaderUpdateError:
@@ -221,7 +274,7 @@ class Transaction:
             message = f"loader entries failed to apply: {'; '.join(lines)}"
         if broken:
             extra = "; ".join(cause_text(err) if e is None else failure_line(e, err) for e, err in broken)
-            message = f"loader entry rollback failed: {message}; then: {extra}"
+            message = f"loader entry rollback failed: {message}; restoring the previous tree failed: {extra}"
         report.error = message
         return LoaderUpdateError(
             message, loc=loc, report=report, causes=list(self.failures.values()),
@@ -230,10 +283,11 @@ class Transaction:
                   if broken else "the previous tree was restored and keeps running"))
 
     def _report(self, *, rolled_back: bool = False) -> UpdateReport:
-        report = UpdateReport()
+        report = UpdateReport(unchanged=[e.full_id for e in self.unchanged])
         planned = [self.by_plan[id(p)] for p in self.plans if id(p) in self.by_plan]
         ordered = [e for e in planned if e in self.actions]
-        ordered += [e for e in self.actions if e not in set(ordered)]
+        listed = set(ordered)
+        ordered += [e for e in self.actions if e not in listed]
         for entry in ordered:
             action = self.actions[entry]
             reason = None

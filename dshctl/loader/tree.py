@@ -119,6 +119,21 @@ class Tree:
                               hint="the module raised while importing; the running tree is unchanged"
                               ) from err
 
+    # ---- the programmatic API (§6.4); each edit is a transactional update and writes back -----
+    async def create(self, options: dict, parent_id: str | None = None,
+                     position: int | None = None) -> UpdateReport:
+        from . import edit
+        return await edit.create(self, options, parent_id, position)
+
+    async def remove(self, entry_id: str) -> UpdateReport:
+        from . import edit
+        return await edit.remove(self, entry_id)
+
+    async def update_entry(self, entry_id: str, options: dict | None = None, *, parent_id: Any = ...,
+                           position: int | None = None) -> UpdateReport:
+        from . import edit
+        return await edit.update(self, entry_id, options, parent_id=parent_id, position=position)
+
     # ---- committing ------------------------------------------------------------------------------
     def commit(self, plans: list[RowPlan], by_plan: dict[int, Entry]) -> None:
         order = [by_plan[id(plan)] for plan in plans]

@@ -56,13 +56,25 @@ class SourceRepo:
         git("push", "-q", "--force", "origin", "HEAD:main", "--tags", cwd=self.work)
         return git("rev-parse", "HEAD", cwd=self.work)
 
+    def history(self, count: int) -> None:
+        """``count`` commits (one file each) on a fresh ``main`` in one ``git fast-import`` run
+        (each later commit continues the branch), then one push."""
+        stream = "".join(
+            f"commit refs/heads/main\ncommitter t <t@example.invalid> {1700000000 + i} +0000\n"
+            f"data 2\nc{i % 10}\nM 644 inline history/{i}.txt\ndata {len(str(i))}\n{i}\n"
+            for i in range(count))
+        subprocess.run(["git", "fast-import", "--quiet"], cwd=self.work, env=GIT_ENV, check=True,
+                       input=stream.encode(), capture_output=True)
+        git("reset", "-q", "--hard", "main", cwd=self.work)
+        git("push", "-q", "--force", "origin", "HEAD:main", cwd=self.work)
+
     def bundle(self, name: str, greeting: str = "hi", row: str | None = None, **extra) -> str:
         return self.commit({"package.json": bundle_manifest(name, **extra),
                             "cordis.patch.yml": PATCH.format(row=row or name, greeting=greeting)},
                            f"{name} {greeting}")
 
     def tag(self, tag: str, annotated: bool = False) -> None:
-        args = ["tag", "-a", "-m", tag, tag] if annotated else ["tag", tag]
+        args = ["tag", "-f", "-a", "-m", tag, tag] if annotated else ["tag", "-f", tag]
         git(*args, cwd=self.work)
         git("push", "-q", "--force", "origin", f"refs/tags/{tag}", cwd=self.work)
 
@@ -98,31 +110,57 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def git_daemon(tmp_path):
-    """``git daemon`` on 127.0.0.1 serving ``tmp_path/remotes``; yields the git:// base URL."""
-    base = tmp_path / "remotes"
-    base.mkdir(exist_ok=True)
+def _start_daemon(base: Path, log: Path, deadline: float) -> tuple[subprocess.Popen, int] | None:
+    """One attempt: a fresh port, then wait for git's own "Ready to rumble" (it is listening).
+
+    None when the daemon died (the port was taken between choosing and binding it: retry)."""
     port = _free_port()
-    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-                             "--listen=127.0.0.1", f"--port={port}", str(base)],
-                            env=GIT_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("git daemon did not start")
-            time.sleep(0.05)
-    yield f"git://127.0.0.1:{port}"
+    with open(log, "wb") as sink:  # a file, not a pipe: a busy daemon can never block on it
+        proc = subprocess.Popen(
+            ["git", "daemon", "--verbose", "--reuseaddr", "--export-all", "--timeout=60",
+             f"--base-path={base}", "--listen=127.0.0.1", f"--port={port}", str(base)],
+            env=GIT_ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink)
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return None
+        if b"Ready to rumble" in log.read_bytes():
+            return proc, port
+        time.sleep(0.05)
+    _stop(proc)
+    pytest.fail(f"git daemon did not become ready: {log.read_text(errors='replace')}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
-        proc.wait(timeout=5)
+        proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def git_daemon(tmp_path):
+    """``git daemon`` on 127.0.0.1 serving ``tmp_path/remotes``; yields the git:// base URL.
+
+    Robust on a loaded machine: readiness is the daemon's own log line (not a probe connection,
+    which could reach another process that grabbed the port), a lost port race retries on a new
+    port, and the generous deadline only matters when the machine is very slow.
+    """
+    base = tmp_path / "remotes"
+    base.mkdir(exist_ok=True)
+    deadline = time.monotonic() + 60
+    for attempt in range(5):
+        started = _start_daemon(base, tmp_path / f"git-daemon-{attempt}.log", deadline)
+        if started:
+            break
+    else:
+        pytest.fail("git daemon could not bind a port on 127.0.0.1 in 5 attempts")
+    proc, port = started
+    try:
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        _stop(proc)
 
 
 def snapshot(directory: Path) -> dict | None:

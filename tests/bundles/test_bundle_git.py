@@ -11,7 +11,7 @@ from dshctl.bundles.install import Installer, Options
 from dshctl.bundles.store import Store
 from dshctl.errors import DshctlError
 
-from .conftest import snapshot
+from .conftest import git, snapshot
 
 
 def add(home, *specs, profile="web", **opts):
@@ -62,14 +62,14 @@ def test_tags_branches_and_commits_resolve(home, repos):
 
 def test_git_daemon_shallow_fetch_of_large_history(home, repos, git_daemon):
     src = repos("big")
-    for i in range(60):
-        src.commit({f"history/{i}.txt": str(i)}, f"c{i}")
+    src.history(200)
     head = src.bundle("dsh-big")
+    assert git("rev-list", "--count", "main", cwd=src.work) == "201"
     outcome = add(home, f"{git_daemon}/big.git#main")
     assert outcome.changes[0].commit == head
     stored = Store(home).get(head)
     assert stored.shallow is True  # depth 1: only the wanted commit was fetched
-    assert len(list((stored.path / "history").iterdir())) == 60
+    assert len(list((stored.path / "history").iterdir())) == 200
 
 
 def test_force_pushed_branch_moves_on_update_and_keeps_lock_until_then(home, repos, git_daemon):
@@ -100,6 +100,22 @@ def test_offline_re_add_after_the_source_is_gone(home, repos):
     assert add(home, f"{src.url}#main", profile="three").changes[0].commit == commit
     with pytest.raises(DshctlError, match="offline: no remembered commit"):
         add(home, f"{src.url}#other", profile="two", offline=True)
+
+
+def test_stored_commits_need_no_git_process_at_all(home, repos, tmp_path, monkeypatch):
+    src = repos("nogit")
+    commit = src.bundle("dsh-nogit")
+    add(home, f"{src.url}#main", profile="one")
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # any git invocation would now fail
+    assert add(home, f"{src.url}#main", profile="two").changes[0].commit == commit
+    assert add(home, f"{src.url}#{commit}", profile="three").changes[0].action == "added"
+    (home / "profiles/two/node_modules/dsh-nogit/cordis.patch.yml").write_text("[]\n")
+    assert Installer(home, "two", Options()).install().changes[0].action == "installed"
+    assert Installer(home, "two", Options(offline=True)).update([]).changes[0].action == "unchanged"
+    with pytest.raises(DshctlError, match="git not found"):  # proves PATH really hides git
+        add(home, f"{src.url}#other", profile="two")
 
 
 def test_store_fetches_each_commit_once(home, repos):
@@ -154,6 +170,36 @@ def test_hostile_symlinks_are_refused(home, repos, link_target, patch, message):
     with pytest.raises(DshctlError, match=message):
         add(home, src.url)
     assert not (home / "profiles" / "web").exists()
+
+
+@pytest.mark.parametrize("links,message", [
+    ({"lib/deep/up": "../../.."}, "points outside it"),  # lexically out, deep in the tree
+    ({"x": ".", "y": "x/x/../.."}, "resolves outside it"),  # each link looks inside; the chain escapes
+    ({"a": "lib", "lib/b": "../a/../.."}, "points outside it|resolves outside it"),
+])
+def test_links_anywhere_in_the_tree_that_escape_are_refused(home, repos, links, message):
+    src = repos("chain")
+    (src.work / "lib" / "deep").mkdir(parents=True)
+    (src.work / "lib" / "deep" / "f.js").write_text("x\n")
+    for rel, target in links.items():
+        os.symlink(target, src.work / rel)
+    src.bundle("dsh-chain")
+    with pytest.raises(DshctlError, match=message):
+        add(home, src.url)
+    assert not (home / "profiles" / "web").exists()
+    store = home / ".dshctl" / "store" / "packages"
+    assert not store.exists() or not any(store.iterdir())
+
+
+def test_links_that_stay_inside_are_kept_as_links(home, repos):
+    src = repos("inner")
+    (src.work / "lib").mkdir()
+    (src.work / "lib" / "a.js").write_text("a\n")
+    os.symlink("lib/a.js", src.work / "main.js")
+    src.bundle("dsh-inner")
+    add(home, src.url)
+    link = home / "profiles/web/node_modules/dsh-inner/main.js"
+    assert link.is_symlink() and os.readlink(link) == "lib/a.js"
 
 
 def test_plain_package_needs_allow_plain_and_gets_dsh_warning(home, repos):
@@ -213,6 +259,10 @@ def test_git_runs_with_clean_environment(home, repos, tmp_path, monkeypatch):
         f"[core]\n\thooksPath = {hooks}\n[url \"file:///nonexistent/\"]\n\tinsteadOf = file://\n")
     monkeypatch.setenv("HOME", str(evil_home))
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    # ... nor git variables of the calling environment
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'url.file:///nonexistent/.insteadof'='file://'")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "not-a-repo"))
+    monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "ext:file")
     src = repos("clean")
     commit = src.bundle("dsh-clean")
     assert add(home, src.url).changes[0].commit == commit
@@ -229,3 +279,36 @@ def test_disallowed_protocol_is_blocked_by_git_itself(home):
             resolve_ref(g, GitSpec("x", "ext::sh -c true", None))
     finally:
         g.cleanup()
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("commit", "../../../../victim", "not 40 hex digits"),
+    ("url", "ext::sh -c id", "transport helpers"),
+    ("url", "-oProxyCommand=x", "starts with '-'"),
+    ("ref", "--upload-pack=x", "not a plain tag"),
+])
+def test_a_hostile_lock_file_is_refused_before_git_or_the_store_see_it(home, repos, field, value,
+                                                                        message):
+    src = repos("locked")
+    src.bundle("dsh-locked")
+    add(home, src.url)
+    path = home / "profiles/web/dshctl.lock.json"
+    data = json.loads(path.read_text())
+    data["packages"]["dsh-locked"][field] = value
+    path.write_text(json.dumps(data))
+    before = snapshot(home)
+    with pytest.raises(DshctlError, match=message) as err:
+        Installer(home, "web", Options()).install()
+    assert err.value.loc.file == str(path) and err.value.hint
+    assert snapshot(home) == before
+
+
+def test_a_lock_file_that_is_not_json_names_line_and_column(home, repos):
+    src = repos("broken-lock")
+    src.bundle("dsh-bl")
+    add(home, src.url)
+    path = home / "profiles/web/dshctl.lock.json"
+    path.write_text('{\n  "lockfileVersion": 1,\n  "packages": {,}\n}\n')
+    with pytest.raises(DshctlError, match="not valid JSON") as err:
+        Installer(home, "web", Options()).install()
+    assert (err.value.loc.line, err.value.loc.column) == (3, 16)

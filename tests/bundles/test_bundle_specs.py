@@ -62,3 +62,18 @@ def test_any_accepted_spec_is_safe_for_git(raw):
     assert not spec.url.startswith("-") and "::" not in spec.url.split("://")[0]
     assert spec.url.split("://")[0] in ("https", "http", "ssh", "git", "file") or "@" in spec.url
     assert spec.ref is None or not spec.ref.startswith("-")
+
+
+@pytest.mark.parametrize("raw", ["ext::sh -c touch% /tmp/pwned", "git+ext::sh", "fd::3"])
+def test_transport_helpers_are_named_as_such(raw):
+    with pytest.raises(DshctlError, match="transport helpers"):
+        parse_spec(raw)
+
+
+@pytest.mark.parametrize("raw", [
+    "git@-oProxyCommand:x", "ssh://h:-oProxyCommand=x/r", "ssh://-u@h/r", "git+ssh://u@-h/r",
+    "git@host:-x",
+])
+def test_option_like_user_host_or_port_is_refused_before_git_runs(raw):
+    with pytest.raises(DshctlError, match="starts with '-'|not a git URL"):
+        parse_spec(raw)

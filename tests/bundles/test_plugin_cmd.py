@@ -114,3 +114,77 @@ def test_profile_dump_shows_the_added_bundle_layer(home, repos, capsys):
     labels = [layer["label"] for layer in data["layers"]]
     assert labels[:2] == ["@dshctl/host-base", "dsh-dump"]
     assert data["layers"][1]["path"] == str(home / "profiles/web/node_modules/dsh-dump/cordis.patch.yml")
+
+
+def test_home_and_profile_after_the_verb_and_every_flag(home, repos, capsys):
+    other = home.parent / "elsewhere"
+    src = repos("flags")
+    commit = src.bundle("dsh-flags", peerDependencies={"@deepseek-ai/dsh": ">=9"})
+    where = ("--home", str(other), "--profile", "late")
+    code, _, err = cli(capsys, "plugin", "add", src.url, *where)
+    assert code == 1 and "'>=9'" in err and "--force" in err
+    code, out, _ = cli(capsys, "plugin", "add", src.url, "--force", *where, "--format", "json")
+    assert code == 0 and json.loads(out)["changes"][0]["forced"] is True
+    assert (other / "profiles/late/node_modules/dsh-flags").is_dir()
+    assert not (home / "profiles").exists()  # --home after the verb beat DSH_HOME
+    plain = repos("plain")
+    plain.commit({"package.json": json.dumps({"name": "plainpkg", "version": "2.0.0"})})
+    code, _, err = cli(capsys, "plugin", "add", plain.url, *where)
+    assert code == 1 and "--allow-plain" in err
+    code, _, err = cli(capsys, "plugin", "add", plain.url, "--allow-plain", *where)
+    assert code == 0 and "declares no dsh.bundle" in err
+    # --offline with a pinned commit that is stored works; an unknown ref says what is missing
+    code, out, _ = cli(capsys, "plugin", "add", f"{src.url}#{commit}", "--offline",
+                       "--profile", "second", "--home", str(other), "--force")
+    assert code == 0 and "dsh-flags" in out
+    code, _, err = cli(capsys, "plugin", "add", f"{src.url}#v9", "--offline", *where)
+    assert code == 1 and "offline: no remembered commit" in err and "hint:" in err
+    code, out, _ = cli(capsys, "plugin", "remove", "plainpkg", *where)
+    assert code == 0 and "removed" in out
+    code, out, _ = cli(capsys, "plugin", "install", *where, "--offline", "--format", "json")
+    assert code == 0 and [c["action"] for c in json.loads(out)["changes"]] == ["unchanged"]
+
+
+def test_dry_run_leaves_the_store_resolutions_alone(home, repos, capsys):
+    src = repos("dryref")
+    src.bundle("dsh-dryref")
+    code, _, _ = cli(capsys, "plugin", "add", "--dry-run", src.url + "#main")
+    assert code == 0 and not (home / ".dshctl/store/refs.json").exists()
+    code, _, err = cli(capsys, "plugin", "add", src.url + "#main", "--offline")
+    assert code == 1 and "offline: no remembered commit" in err  # the dry run remembered nothing
+
+
+def test_real_cli_process_over_a_git_daemon(home, repos, git_daemon):
+    """The installed `dshctl` binary, every verb, against git:// on 127.0.0.1."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).with_name("dshctl")
+    src = repos("served")
+    first = src.bundle("dsh-served", greeting="one")
+    src.tag("v1", annotated=True)
+    env = {**os.environ, "DSH_HOME": str(home), "NO_COLOR": "1"}
+
+    def dshctl(*args):
+        proc = subprocess.run([str(exe), "plugin", "--profile", "web", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in proc.stderr
+        return proc
+
+    assert dshctl("add", f"{git_daemon}/served.git#v1").returncode == 0
+    second = src.bundle("dsh-served", greeting="two")
+    src.tag("v1", annotated=True)  # the tag is moved (force-pushed) to the new commit
+    listed = json.loads(dshctl("list", "--format", "json").stdout)["packages"]
+    assert [(p["name"], p["commit"]) for p in listed][1] == ("dsh-served", first)
+    updated = dshctl("update", "--format", "json")
+    assert updated.returncode == 0
+    change = json.loads(updated.stdout)["changes"][0]
+    assert (change["action"], change["oldCommit"], change["commit"]) == ("updated", first, second)
+    assert dshctl("verify").returncode == 0
+    why = dshctl("why", "dsh-served")
+    assert why.returncode == 0 and "layer position 2" in why.stdout
+    assert dshctl("remove", "dsh-served").returncode == 0
+    assert dshctl("install").returncode == 0
+    assert json.loads(dshctl("list", "--format", "json").stdout)["packages"][1:] == []

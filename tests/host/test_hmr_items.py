@@ -104,10 +104,10 @@ async def test_item_63_a_change_to_dshctl_itself_requests_a_restart(tmp_path):
         fiber = host.loader.resolve("a").fiber
         framework_file = Path(runner_module.__file__).resolve()
         host.modules.on_change([framework_file])   # never edit the shared source tree in a test
-        await until(lambda: host.modules.restart_required, what="the restart request")
-        assert host.modules.restart_required == [str(framework_file)]
+        # (other people may be saving dshctl files right now: those are listed too)
+        await until(lambda: str(framework_file) in host.modules.restart_required, what="the restart request")
         assert host.loader.resolve("a").fiber is fiber
-        assert host.status()["host"]["modules"]["restart_required"] == [str(framework_file)]
+        assert str(framework_file) in host.status()["host"]["modules"]["restart_required"]
 
 
 @run_async()

@@ -55,8 +55,9 @@ def rows_of(text: str, path: str = "<test>.yml") -> list:
     return load_yaml(text, path).value
 
 
-def run(coro):
-    return asyncio.run(coro)
+def run(coro, timeout: float = 20.0):
+    """Run a test body; a hang fails with a traceback instead of waiting for a runtime timeout."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
 def states(loader: Loader) -> dict[str, str]:

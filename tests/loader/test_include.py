@@ -99,8 +99,12 @@ def test_item_54_writes_are_coalesced_atomic_keep_js_and_readonly_raises(tmp_pat
                            base_dir=tmp_path)
         include = include_of(loader)
         writes = []
-        original = include._write_rows
-        include._write_rows = lambda rows: (writes.append(1), original(rows))
+        original = include.write
+
+        async def counting_write():
+            writes.append(1)
+            await original()
+        include.write = counting_write
         for _ in range(3):
             include.schedule_write()
         await include.flush()
@@ -201,5 +205,46 @@ def test_item_57_broken_file_raises_and_keeps_last_good_tree(tmp_path):
         target.write_text("- {id: a, name: p, config: 2}\n")
         assert await include.refresh() is True
         assert loader.resolve("inc:a").fiber.config == 2
+        await loader.stop()
+    run(main())
+
+
+def test_write_retries_busy_renames_and_keeps_the_file_on_failure(tmp_path, monkeypatch):
+    """Fault injection: the rename fails (EBUSY twice, then for good with EIO)."""
+    import errno as errno_mod
+    import time
+
+    from dshctl.core import fsutil
+
+    log = Log()
+    p = Recorder("p", log)
+    target = tmp_path / "t.yml"
+    target.write_text("- {id: x, name: p, config: 1}\n")
+    real_replace = fsutil.os.replace
+    failures = []
+
+    def flaky_replace(src, dst):
+        if failures:
+            code = failures.pop(0)
+            raise OSError(code, errno_mod.errorcode[code])
+        return real_replace(src, dst)
+    monkeypatch.setattr(fsutil.os, "replace", flaky_replace)
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml")], base_dir=tmp_path)
+        include = include_of(loader)
+        failures.extend([errno_mod.EBUSY, errno_mod.EBUSY])
+        started = time.perf_counter()
+        await loader.resolve("inc:x").fiber.update(2)              # persisted by write-back
+        await include.flush()
+        assert time.perf_counter() - started >= 0.15                # backed off 50 + 100 ms
+        assert "config: 2" in target.read_text() and failures == []
+        failures.extend([errno_mod.EIO])
+        await loader.resolve("inc:x").fiber.update(3)
+        with pytest.raises(LoaderError, match="failed to write config file .*t.yml"):
+            await include.flush()
+        assert "config: 2" in target.read_text()                   # the previous content stays
+        assert sorted(f.name for f in tmp_path.iterdir()) == ["t.yml"]   # no temp file left
         await loader.stop()
     run(main())

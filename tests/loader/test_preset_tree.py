@@ -86,8 +86,10 @@ def test_item_58_preset_mount_refused_and_disposed(tmp_path, text, detail):
     async def main():
         loader = make_loader(Log())
         await loader.start([], base_dir=host)
-        with pytest.raises(LoaderError) as info:
+        with pytest.raises(LoaderError, match='refusing to mount preset "coder" into an unscoped'):
             await mount_preset(loader, loader.root_ctx, preset, host_base=host)
+        with pytest.raises(LoaderError) as info:
+            await mount_preset(loader, loader.root_ctx.isolate("session"), preset, host_base=host)
         assert info.value.message == (f'agent-presets: preset "coder" failed to mount: {detail} '
                                       f'({preset / "agent.cordis.yml"})')
         assert live_fibers(loader) == 0

@@ -16,7 +16,15 @@ from dshctl.loader import LoaderError
 from .helpers import Log, Recorder, make_loader
 
 IDS = ["a", "b", "c", "d", "e"]
-NAMES = ["p", "q", "prov", "dep"]
+NAMES = ["p", "q", "prov", "dep", "async"]
+
+
+class AsyncRecorder(Recorder):
+    """Fails (or not) only after yielding to the loop: a failure at a later point of apply."""
+
+    async def apply(self, ctx, config):
+        await asyncio.sleep(0)
+        Recorder.apply(self, ctx, config)
 
 
 @st.composite
@@ -28,6 +36,13 @@ def row_lists(draw):
                "config": draw(st.sampled_from([{"v": 0}, {"v": 1}, {"fail": True}]))}
         if draw(st.booleans()) and draw(st.booleans()):
             row["disabled"] = True
+        extra = draw(st.sampled_from([None, "isolate", "inject", "intercept"]))
+        if extra == "isolate":
+            row["isolate"] = {"svc": draw(st.sampled_from([True, "shared"]))}
+        elif extra == "inject":
+            row["inject"] = ["svc"]
+        elif extra == "intercept":
+            row["intercept"] = {"svc": {"level": draw(st.integers(0, 1))}}
         rows.append(row)
     if rows and draw(st.booleans()):   # nest a tail of the rows in a group, maybe disabled
         cut = draw(st.integers(0, len(rows)))
@@ -59,7 +74,8 @@ class LoaderMachine(RuleBasedStateMachine):
         self.loop = asyncio.new_event_loop()
         self.log = Log()
         plugins = [Recorder("p", self.log), Recorder("q", self.log),
-                   Recorder("prov", self.log, provides="svc"), Recorder("dep", self.log, inject=["svc"])]
+                   Recorder("prov", self.log, provides="svc"), Recorder("dep", self.log, inject=["svc"]),
+                   AsyncRecorder("async", self.log)]
         self.loader = make_loader(self.log, *plugins)
         self.committed: list = []
         self.loop.run_until_complete(self.loader.start([], base_dir="."))
@@ -67,7 +83,7 @@ class LoaderMachine(RuleBasedStateMachine):
     @rule(rows=row_lists())
     def update(self, rows):
         try:
-            self.loop.run_until_complete(self.loader.update(clone(rows)))
+            self.loop.run_until_complete(asyncio.wait_for(self.loader.update(clone(rows)), 20))
         except LoaderError:
             return  # the invariant checks the previous list still runs
         self.committed = clone(rows)
@@ -86,7 +102,7 @@ class LoaderMachine(RuleBasedStateMachine):
                 assert entry.fiber.uid is not None and entry.fiber.plugin.name == row["name"]
                 if not entry.is_group:
                     assert entry.fiber.config == row["config"]
-                if row["name"] != "dep":  # only a dependent can fail later, re-entered untouched
+                if row["name"] != "dep" and "inject" not in row:  # only a dependent can fail later
                     assert entry.fiber.state.name == "ACTIVE", "a failed row was committed"
         registry = self.loader.ctx.registry
         live = [f for rt in registry._runtimes.values() for f in rt.fibers

@@ -183,6 +183,36 @@ def test_item_42_moves_between_groups():
     run(main())
 
 
+def test_item_42_programmatic_move_and_failed_move_returns_row_to_old_place():
+    log = Log()
+    p = Recorder("p", log)
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([row("g1", "cordis:group", [row("a", "p", 1), row("x", "p", 2), row("b", "p", 3)],
+                                group=True),
+                            row("g2", "cordis:group", [row("c", "p", 4)], group=True)], base_dir=".")
+        tree = loader.tree
+        fiber = loader.resolve("x").fiber
+        with pytest.raises(LoaderUpdateError):
+            await tree.update_entry("x", {"config": {"fail": True}}, parent_id="g2", position=0)
+        assert [c.id for c in loader.resolve("g1").children] == ["a", "x", "b"]
+        assert [c.id for c in loader.resolve("g2").children] == ["c"]
+        assert loader.resolve("x").fiber.config == 2 and loader.resolve("x").fiber.state.name == "ACTIVE"
+        assert fiber.uid is None or loader.resolve("x").fiber is fiber
+        log.clear()
+        await tree.update_entry("x", parent_id="g2", position=0)        # a plain move: no restart
+        assert [c.id for c in loader.resolve("g2").children] == ["x", "c"] and log == []
+        await tree.create({"id": "n", "name": "p", "config": 5}, parent_id="g1", position=1)
+        assert [c.id for c in loader.resolve("g1").children] == ["a", "n", "b"]
+        await tree.remove("a")
+        assert [c.id for c in loader.resolve("g1").children] == ["n", "b"] and log.of("dispose") == [("p", 1)]
+        await tree.update_entry("n", {"config": None, "note": "kept"})
+        assert "config" not in loader.resolve("n").options and loader.resolve("n").options["note"] == "kept"
+        await loader.stop()
+    run(main())
+
+
 def test_item_43_intercept_chain_inner_shadows_outer_values_stay_reachable():
     log = Log()
     p = Recorder("p", log)
@@ -295,5 +325,37 @@ def test_item_72_replacement_waits_for_old_disposal_before_reproviding():
         await loader.update([row("p", "two")])
         assert log == [("up", "one"), ("gone", "one"), ("up", "two")]
         assert loader.root_ctx.get("svc") == "two"
+        await loader.stop()
+    run(main())
+
+
+def test_failed_rollback_is_reported_as_such():
+    log = Log()
+    applies = []
+
+    class Flaky:
+        """Works twice, then refuses: the restore of the old config fails."""
+        name = "flaky"
+
+        def apply(self, ctx, config):
+            applies.append(config)
+            if len(applies) > 2:
+                raise RuntimeError("worn out")
+
+    bad = Recorder("bad", log)
+
+    async def main():
+        loader = make_loader(log, bad)
+        loader.resolver.builtins["flaky"] = Flaky()
+        await loader.start([row("a", "flaky", {"v": 1})], base_dir=".")
+        with pytest.raises(LoaderUpdateError) as info:
+            await loader.update([row("a", "flaky", {"v": 2}), row("b", "bad", {"fail": True})])
+        err = info.value
+        assert err.rollback_failed is True
+        assert err.message.startswith("loader entry rollback failed: failed to apply loader entry b (bad)")
+        assert err.message.endswith("; restoring the previous tree failed: "
+                                    "failed to apply loader entry a (flaky): RuntimeError: worn out")
+        assert applies == [{"v": 1}, {"v": 2}, {"v": 1}]
+        assert states(loader) == {"a": "FAILED"}      # honest: the old row could not come back
         await loader.stop()
     run(main())

@@ -119,6 +119,9 @@ def test_item_73_duplicate_id_across_groups_is_refused():
             await loader.start(rows_of(text), base_dir=".")
         assert info.value.message == "duplicate loader entry id: x"
         assert log == [] and live_fibers(loader) == 0
+        await loader.start(rows_of(text.replace("[{id: x", "[{id: y", 1)), base_dir=".")  # retry works
+        assert states(loader) == {"g1": "ACTIVE", "y": "ACTIVE", "g2": "ACTIVE", "x": "ACTIVE"}
+        await loader.stop()
     run(main())
 
 

@@ -30,7 +30,7 @@ def copy_preset(source: Preset, new_id: str, into: Path) -> Path:
                          hint="use lowercase letters, digits and '-', starting with a letter or digit")
     into = Path(into)
     target = into / new_id
-    into.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    _make_root(into)
     with file_lock(into / LOCK_NAME, what=f"the preset root {into}"):
         _refuse_existing(target)
         staging = Path(tempfile.mkdtemp(prefix=f".{new_id}.", suffix=".tmp", dir=into))
@@ -43,6 +43,14 @@ def copy_preset(source: Preset, new_id: str, into: Path) -> Path:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return target
+
+
+def _make_root(into: Path) -> None:
+    try:
+        into.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    except OSError as exc:  # a file in the way, no permission, …
+        raise DshctlError(f"cannot create the preset root: {exc.strerror or exc}", loc=Loc(str(into)),
+                          hint="pass --into a directory (it is created if missing), not a file") from None
 
 
 def _refuse_existing(target: Path) -> None:

@@ -74,7 +74,7 @@ def root_error(path: Path, exc: OSError) -> DshctlError:
 
 def _note_skipped(root: Root, entry: os.DirEntry, roster: Roster) -> None:
     name = display_name(entry.name)
-    if name != entry.name:
+    if _undecodable(entry.name):
         roster.skipped.append(Skipped(root, name, Path(entry.path),
                                       "the name is not valid UTF-8, so it cannot be a preset id", True))
         return
@@ -84,6 +84,11 @@ def _note_skipped(root: Root, entry: os.DirEntry, roster: Roster) -> None:
                                       "(lowercase letters, digits and '-', not starting with '-')", True))
         return
     roster.skipped.append(Skipped(root, name, Path(entry.path), "not a preset id", False))
+
+
+def _undecodable(name: str) -> bool:
+    """os.scandir hands back bytes that are not UTF-8 as lone surrogates (surrogateescape)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in name)
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -140,6 +145,11 @@ def _health(file: str, cache: ScanCache, seen: set) -> Health:
                          lambda data: parse_composition(data, Path(file))[1])
     except OSError as exc:
         return health_of_read_error(exc, Path(file))
+
+
+def composition_health(file: str | Path) -> Health:
+    """The health of one ``agent.cordis.yml`` read from disk, exactly as a scan computes it."""
+    return _health(os.fspath(file), ScanCache(), set())
 
 
 def _metadata(file: str, cache: ScanCache, seen: set) -> Metadata:

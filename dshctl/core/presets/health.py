@@ -22,6 +22,7 @@ NOT_A_LIST = "the composition must be a top-level list of plugin rows"
 NOT_A_ROW = '{}row {} is not a plugin row (expected a map with a "name")'
 NO_NAME = '{}row {} names no plugin (a "name" string is required)'
 GROUP_NOT_LIST = "{}group row {} must hold a list of plugin rows"
+BROKEN_HINT = "dsh lists this preset as broken and refuses to mount it"  # lint's hint for a reason
 
 # Over this size the file is not read at all (a preset composition is a few kilobytes).
 MAX_COMPOSITION_BYTES = MAX_FILE_BYTES
@@ -37,10 +38,15 @@ def parse_composition(data: bytes, path: Path) -> tuple[Document | None, Health]
     try:
         doc = load_yaml(decode(data), path)
     except ParseError as err:
-        loc = err.loc or Loc(str(path))
-        where = f" ({loc.line}:{loc.column})" if loc.line else ""
-        return None, Health(INVALID_YAML.format(err.message + where), loc)
+        return None, health_of_parse_error(err, path)
     return doc, check_rows_shape(doc.value, path)
+
+
+def health_of_parse_error(err: ParseError, path: Path) -> Health:
+    """dsh's invalid-YAML reason: the parser's first message line, ending in ``(line:col)``."""
+    loc = err.loc or Loc(str(path))
+    where = f" ({loc.line}:{loc.column})" if loc.line else ""
+    return Health(INVALID_YAML.format(err.message + where), loc)
 
 
 def check_rows_shape(value: Any, path: Path) -> Health:

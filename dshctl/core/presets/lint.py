@@ -13,8 +13,8 @@ from typing import Any, Iterable
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.errors import Loc
 
-from .health import MAX_COMPOSITION_BYTES, parse_composition
-from .model import Preset, Roster, is_preset_id
+from .health import BROKEN_HINT, MAX_COMPOSITION_BYTES, parse_composition
+from .model import Preset, Roster, display_name, is_preset_id
 
 # Extensions a relative plugin specifier may omit (Node's resolution plus Python plugins for our host).
 PLUGIN_EXTENSIONS = ("", ".js", ".mjs", ".cjs", ".ts", ".py")
@@ -37,8 +37,8 @@ def _roster_findings(roster: Roster) -> Iterable[Diagnostic]:
         yield Diagnostic.from_error(err, "preset-root")
     for skipped in roster.skipped:
         if skipped.notable:
-            yield Diagnostic.at(Loc(str(skipped.path)), "preset-skipped", "warning",
-                                f"{skipped.name!r} is skipped by dsh: {skipped.reason}",
+            yield Diagnostic.at(Loc(display_name(str(skipped.path))), "preset-skipped", "warning",
+                                f"'{skipped.name}' is skipped by dsh: {skipped.reason}",
                                 hint="rename or remove it; a preset is <root>/<id>/agent.cordis.yml")
 
 
@@ -58,8 +58,7 @@ def lint_preset(preset: Preset) -> list[Diagnostic]:
                                    hint="rename this directory, or remove one of the copies"))
     if not preset.health.ok:
         diags.append(Diagnostic.at(preset.health.loc, "preset-health", "error", preset.health.broken,
-                                   hint=preset.health.detail or "dsh lists this preset as broken and "
-                                   "refuses to mount it", file=file))
+                                   hint=preset.health.detail or BROKEN_HINT, file=file))
         return diags
     return diags + _lint_composition(preset)
 

@@ -19,9 +19,14 @@ def is_preset_id(name: str) -> bool:
     return PRESET_ID_RE.fullmatch(name) is not None
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def display_name(name: str) -> str:
-    """A directory name safe to print: undecodable bytes (surrogate escapes) become ``\\xNN``."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A name safe to print on one line: undecodable bytes (surrogate escapes) and control characters
+    (a newline in a directory name) become ``\\xNN``."""
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass(frozen=True)

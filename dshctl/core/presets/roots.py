@@ -74,14 +74,25 @@ def roots_from_row_config(config: Any) -> ProfileRoots:
     return ProfileRoots(roots, config.get("includeUserRoot", True) is not False, note)
 
 
+# dsh creates these profiles from a template on first use (dsh-config.md §2); their bundles carry the
+# agent-presets row, which the launcher overlay points at the shipped root. So for a never-created
+# template profile the shipped and user roots are exactly what dsh would scan: nothing to note.
+TEMPLATE_PROFILES = frozenset({"web", "headless"})
+
+
 def profile_roots(home: Path, profile: str) -> ProfileRoots:
-    """The roots the composed profile asks for; on any failure, the defaults and a note saying why."""
+    """The roots the composed profile asks for; on a failure, the defaults and a note saying why.
+
+    No note when the profile was never created and dsh would create it from a template: the
+    defaults are then what dsh itself uses. A missing profile of another name (dsh refuses it) and
+    an existing profile that fails to compose get one note."""
+    from dshctl.core.compose import compose_profile
+    from dshctl.core.profile import profile_dir
+
     try:
-        from dshctl.core.compose import compose_profile
-    except ImportError:
-        return ProfileRoots([], True, "profile composition is not available; using the shipped and user "
-                                      "preset roots")
-    try:
+        directory = profile_dir(home, profile)  # an invalid name fails here, with dsh's text
+        if not os.path.lexists(directory):
+            return _missing_profile(profile, directory)
         composition = compose_profile(home, profile, launcher_overlays=True)
     except DshctlError as err:
         return ProfileRoots([], True, f"profile {profile!r} did not compose ({err}); using the shipped "
@@ -91,6 +102,13 @@ def profile_roots(home: Path, profile: str) -> ProfileRoots:
     if row is None:
         return ProfileRoots([], True, None)
     return roots_from_row_config(row.get("config"))
+
+
+def _missing_profile(profile: str, directory: Path) -> ProfileRoots:
+    if profile in TEMPLATE_PROFILES:
+        return ProfileRoots([], True, None)
+    return ProfileRoots([], True, f"profile {profile!r} does not exist ({directory}); using the shipped "
+                                  "and user preset roots")
 
 
 def resolve_roots(home: Path, profile: str, explicit: list[str] | None = None,
