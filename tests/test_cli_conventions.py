@@ -188,10 +188,14 @@ def test_debug_shows_the_traceback_of_a_user_error_too(capsys, empty_home):
 
 # -- success, --version, output styling ------------------------------------------------------------
 
-def _subprocess(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_ACTIONS", "FORCE_COLOR")}
-    full_env.update(env or {})
-    return subprocess.run([str(DSHCTL), *args], capture_output=True, text=True, env=full_env, timeout=60)
+def clean_env(**extra: str) -> dict[str, str]:
+    """The test's environment without the variables that force or forbid colour, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_ACTIONS", "FORCE_COLOR")}
+    return env | extra
+
+
+def _subprocess(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(DSHCTL), *args], capture_output=True, text=True, env=clean_env(), timeout=60)
 
 
 def test_version_and_success_exit_0():
@@ -212,12 +216,10 @@ def test_piped_output_is_plain():
 
 def _on_a_terminal(args: list[str], env: dict) -> bytes:
     """Run dshctl with stdout on a pseudo-terminal; return what it wrote there."""
-    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_ACTIONS", "FORCE_COLOR")}
-    full_env.update(env)
     master, slave = pty.openpty()
     try:
         proc = subprocess.Popen([str(DSHCTL), *args], stdout=slave, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, env=full_env)
+                                stdin=subprocess.DEVNULL, env=clean_env(**env))
         os.close(slave)
         chunks = []
         while True:
@@ -264,7 +266,7 @@ def test_home_defaults_to_dsh_home_then_dot_dsh(tmp_path, env_home, expected):
     env = {"HOME": str(home)}
     if env_home is not None:
         env["DSH_HOME"] = str(dsh_home) if env_home else "  "
-    full_env = {k: v for k, v in os.environ.items() if k != "DSH_HOME"} | env
+    full_env = {k: v for k, v in clean_env(**env).items() if env_home is not None or k != "DSH_HOME"}
     proc = subprocess.run([str(DSHCTL), "profile", "dump"], capture_output=True, text=True, env=full_env,
                           timeout=60)
     where = Path(expected.format(dsh_home=dsh_home, home=home)) / "profiles" / "web" / "package.json"
@@ -276,3 +278,9 @@ def test_home_defaults_to_dsh_home_then_dot_dsh(tmp_path, env_home, expected):
 def test_profile_option_before_or_after_the_command(capsys, empty_home, args):
     code, _, err = run_main(capsys, "--home", empty_home, *args)
     assert code == 1 and f"{empty_home / 'profiles' / 'work' / 'package.json'}: " in err
+
+
+def test_help_shows_every_group(capsys):
+    code, out, _ = run_main(capsys, "--help")
+    listed = {m.group(1) for m in re.finditer(r"^\W*(\w+)\s{2,}\S", out, re.MULTILINE)}
+    assert code == 0 and {"profile", "preset", "plugin", "host", "schema", "lint"} <= listed

@@ -14,7 +14,7 @@ from dshctl.core.dialect import load_file
 from dshctl.core.jsexpr import UNDEFINED, JsEnv, JsSyntaxError, check_expressions, evaluate, parse
 from dshctl.core.nodes import JsExpr
 
-CORPUS = Path("/work/shared/corpus")
+from corpus_files import CORPUS  # noqa: E402
 OFFICIAL = "deepseek-ai__deepseek-harness/"
 
 WIN_EQ = "process.platform === 'win32'"

@@ -16,7 +16,7 @@ from dshctl.core.presets.roots import profile_roots, roots_from_row_config, ship
 from preset_helpers import open_dir, run_as_nobody  # noqa: F401 - open_dir is a fixture
 
 FIXTURES = Path(__file__).parent / "fixtures" / "presets"
-CORPUS = Path("/work/shared/corpus")
+from corpus_files import CORPUS  # noqa: E402
 
 
 def fixture_roster():
@@ -184,7 +184,6 @@ def corpus_presets() -> list[Path]:
             if kind.strip() == "preset" and path.endswith("agent.cordis.yml")]
 
 
-@pytest.mark.skipif(not (CORPUS / "INDEX.tsv").exists(), reason="the shared corpus is not on this machine")
 def test_corpus_presets_are_discovered_with_the_right_health(tmp_path):
     sources = corpus_presets()
     assert len(sources) >= 20
@@ -209,7 +208,6 @@ def test_corpus_presets_are_discovered_with_the_right_health(tmp_path):
 DSH = CORPUS / "deepseek-ai__deepseek-harness"
 
 
-@pytest.mark.skipif(not DSH.is_dir(), reason="the shared corpus is not on this machine")
 def test_dsh_own_test_roots_first_root_wins_and_all_are_healthy():
     """dsh's discovery.spec.ts layout, scanned in place: a system and a user root, both with
     `standard`. Its broken/pending/leaky presets fail at mount, not in the shape check."""
@@ -223,7 +221,6 @@ def test_dsh_own_test_roots_first_root_wins_and_all_are_healthy():
     assert all(p.health.ok for p in roster.all_copies()) and not roster.skipped
 
 
-@pytest.mark.skipif(not DSH.is_dir(), reason="the shared corpus is not on this machine")
 def test_dsh_shipped_root_orders_by_preset_yml():
     roster = discover([Root(DSH / "apps/cli/config/agent-presets", "system")])
     assert [(p.id, p.metadata.order) for p in roster.presets] == [

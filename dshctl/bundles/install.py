@@ -16,7 +16,7 @@ from dshctl.bundles import manifest as mf
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
-from dshctl.bundles.transaction import Faults, Transaction, profile_lock
+from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
 from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.core.profile import USER_LAYER_TEMPLATE, profile_dir
 from dshctl.errors import DshctlError, Loc
@@ -153,6 +153,7 @@ class Installer:
 
     def _locked(self, body: Callable[[Transaction, _Profile], Outcome]) -> Outcome:
         with profile_lock(self.home, self.profile):
+            recover(self.home, profile_dir(self.home, self.profile))  # runs killed half-way
             prof = _Profile(self.home, self.profile)
             self.faults.writes = 0  # write:<n> counts within each locked run
             tx = Transaction(self.home, prof.dir, faults=self.faults)

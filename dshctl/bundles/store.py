@@ -123,6 +123,9 @@ class Store:
                 return stored
             if progress:
                 progress(f"fetching {spec.url} @ {commit[:12]}")
+            # Fetches only run under the store lock, so any scratch left here is a killed run's.
+            for stale in (self.root / "tmp").glob("fetch-*"):
+                shutil.rmtree(stale, ignore_errors=True)
             return self._fetch(spec.url, commit)
 
     def _fetch(self, url: str, commit: str) -> StoredPackage:

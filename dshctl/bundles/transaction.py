@@ -3,21 +3,24 @@
 Everything new is first built in a staging directory under ``$DSH_HOME/.dshctl/tmp`` (same
 filesystem as the profile, so placing is a rename). Each change to the profile pushes its inverse on
 an undo log; any failure, including an injected fault at a named step, replays the log backwards.
+The log is also a fsynced journal on disk, so a killed run is rolled back by the next one.
 The manifest and lock file are written last.
 
 Fault injection (tests): ``DSHCTL_FAULT_STEP=<step>`` or ``fault_at=<step>`` raises at that step;
-``write:<n>`` raises just before the n-th write of the run - every write to the profile AND to the
-store passes a ``Faults.before_write`` point, so a test can walk n = 1, 2, … until the run succeeds
-and thereby fault every single write.
+``write:<n>`` raises just before the n-th write of the run and ``kill:<n>`` SIGKILLs the process
+there. Every write to the profile AND to the store passes ``Faults.before_write``, so a test can walk
+n = 1, 2, … until the run succeeds and thereby fault every single write.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from dshctl.bundles.tree import copy_tree, remove_tree
 from dshctl.core.fsutil import atomic_write, file_lock
@@ -25,6 +28,7 @@ from dshctl.errors import DshctlError
 
 STEPS = ("resolve", "fetch", "inspect", "stage", "place", "manifest", "lockfile", "commit")
 FAULT_ENV = "DSHCTL_FAULT_STEP"
+JOURNAL = "journal.jsonl"
 
 
 class InjectedFault(DshctlError):
@@ -45,6 +49,8 @@ class Faults:
 
     def before_write(self, what: str) -> None:
         self.writes += 1
+        if self.spec == f"kill:{self.writes}":  # a crash: no exception, no rollback in-process
+            os.kill(os.getpid(), signal.SIGKILL)
         if self.spec == f"write:{self.writes}":
             raise InjectedFault(f"injected fault before write {self.writes} ({what})",
                                 hint=f"unset {FAULT_ENV} (fault injection is for tests)")
@@ -57,11 +63,15 @@ def profile_lock(home: Path, profile: str, *, timeout: float = 120.0):
 
 
 class Transaction:
+    """One change to a profile. Each write is first logged (write-ahead, fsynced) as the data of
+    its inverse in ``<stage>/journal.jsonl``, so a run killed half-way is rolled back by the next
+    run on the profile (``recover``); the journal's removal is the commit point."""
+
     def __init__(self, home: Path, profile_dir: Path, *, faults: Faults | None = None):
         self.home = home
         self.dir = profile_dir
         self.faults = faults or Faults()
-        self._undo: list[Callable[[], None]] = []
+        self._undo: list[dict] = []
         self._stage: Path | None = None
 
     # -- steps and faults --------------------------------------------------------------------
@@ -76,12 +86,15 @@ class Transaction:
             tmp = self.home / ".dshctl" / "tmp"
             tmp.mkdir(parents=True, exist_ok=True)
             self._stage = Path(tempfile.mkdtemp(prefix="tx-", dir=tmp))
+            self._append({"profile": str(self.dir)})
         return self._stage
 
     @contextlib.contextmanager
     def running(self) -> Iterator["Transaction"]:
         try:
             yield self
+            if self._stage is not None:
+                (self._stage / JOURNAL).unlink()  # the commit point
         except BaseException:
             self.rollback()
             raise
@@ -91,9 +104,18 @@ class Transaction:
 
     def rollback(self) -> None:
         while self._undo:
-            undo = self._undo.pop()
-            with contextlib.suppress(OSError):
-                undo()
+            _undo_one(self._undo.pop())
+
+    def _append(self, entry: dict) -> None:
+        with open(self.stage / JOURNAL, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _log(self, entry: dict) -> None:
+        """Record how to undo the write about to happen (before it happens)."""
+        self._append(entry)
+        self._undo.append(entry)
 
     # -- changes, each with its inverse ------------------------------------------------------
 
@@ -106,8 +128,8 @@ class Transaction:
             p = p.parent
         for d in reversed(missing):
             self.faults.before_write(f"mkdir {d}")
+            self._log({"op": "rmdir", "path": str(d)})
             d.mkdir()
-            self._undo.append(lambda d=d: d.rmdir())
 
     def stage_copy(self, src: Path, key: str) -> Path:
         dest = self.stage / "new" / key
@@ -122,12 +144,12 @@ class Transaction:
         if target.exists() or target.is_symlink():
             backup.parent.mkdir(parents=True, exist_ok=True)
             self.faults.before_write(f"move {target} aside")
+            self._log({"op": "move_back", "backup": str(backup), "path": str(target)})
             os.rename(target, backup)
-            self._undo.append(lambda: os.rename(backup, target))
         if new is not None:
             self.faults.before_write(f"place {target}")
+            self._log({"op": "remove", "path": str(target)})
             os.rename(new, target)
-            self._undo.append(lambda: remove_tree(target))
 
     def write_file(self, path: Path, text: str) -> None:
         """Atomically write ``path``; the undo restores the old bytes or removes a new file."""
@@ -139,12 +161,57 @@ class Transaction:
         if old is not None and old == text.encode("utf-8"):
             return  # unchanged: leave the file (and its mtime) alone
         self.faults.before_write(f"write {path}")
-        atomic_write(path, text)
         if old is None:
-            self._undo.append(lambda: path.unlink())
+            self._log({"op": "unlink", "path": str(path)})
         else:
-            self._undo.append(lambda: atomic_write(path, old))
+            saved = self.stage / "saved" / f"{len(self._undo)}"
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(saved, old)
+            self._log({"op": "restore", "path": str(path), "saved": str(saved)})
+        atomic_write(path, text)
 
     def write_new_file(self, path: Path, text: str) -> None:
         if not path.exists():
             self.write_file(path, text)
+
+
+def _undo_one(entry: dict) -> None:
+    """Undo one logged write; each is harmless when the write itself never happened."""
+    path = Path(entry["path"])
+    with contextlib.suppress(OSError):
+        if entry["op"] == "rmdir":
+            path.rmdir()
+        elif entry["op"] == "remove":
+            remove_tree(path)
+        elif entry["op"] == "move_back":
+            if os.path.lexists(entry["backup"]) and not os.path.lexists(path):
+                os.rename(entry["backup"], path)
+        elif entry["op"] == "unlink":
+            path.unlink()
+        elif entry["op"] == "restore":
+            atomic_write(path, Path(entry["saved"]).read_bytes())
+
+
+def recover(home: Path, profile_dir: Path) -> int:
+    """Roll back what killed runs left half-done in ``profile_dir``; call under the profile lock.
+    Returns how many interrupted transactions were undone."""
+    undone = 0
+    for stage in sorted((home / ".dshctl" / "tmp").glob("tx-*")):
+        try:
+            lines = (stage / JOURNAL).read_text("utf-8").splitlines()
+            header = json.loads(lines[0])
+        except (OSError, ValueError, IndexError):
+            continue  # committed (journal gone) or another run's just-made stage
+        if header.get("profile") != str(profile_dir):
+            continue
+        entries = []
+        for line in lines[1:]:
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                break  # a torn last line: that write was never started
+        for entry in reversed(entries):
+            _undo_one(entry)
+        shutil.rmtree(stage, ignore_errors=True)
+        undone += 1
+    return undone

@@ -86,7 +86,8 @@ def _c_events(text: str):
         parser.dispose()
 
 
-def _pure_events(text: str):
+def pure_events(text: str):
+    """Events from ruamel's pure-Python YAML 1.2 parser (the one whose verdict counts)."""
     return YAML(typ="safe", pure=True).parse(io.StringIO(text))
 
 
@@ -103,7 +104,7 @@ def event_source(text: str):
             return list(_c_events(text))
         except _CParserFailed:
             pass
-    return _pure_events(text)
+    return pure_events(text)
 
 
 class _Frame:
@@ -146,7 +147,7 @@ def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
                 notes.clear()
             finally:
                 events.close()
-        return _build(_pure_events(text), path, js, notes)
+        return _build(pure_events(text), path, js, notes)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark else Loc(path)

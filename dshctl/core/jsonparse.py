@@ -4,6 +4,7 @@ String and number scanning reuse the stdlib's C scanners; only the structure is 
 """
 from __future__ import annotations
 
+import bisect
 import json.decoder
 import re
 from typing import Any
@@ -26,8 +27,6 @@ class _Parser:
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def loc(self, pos: int) -> Loc:
-        import bisect
-
         i = bisect.bisect_right(self.starts, pos) - 1
         return Loc(self.path, i + 1, pos - self.starts[i] + 1)
 

@@ -6,13 +6,11 @@ characters of the text as given (tests/test_roundtrip.py checks that they agree 
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 
-from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 
-from dshctl.core.dialect import event_source
+from dshctl.core.dialect import event_source, pure_events
 from dshctl.core.scalars import js_key, resolve_plain
 
 
@@ -115,7 +113,7 @@ class _Builder:
 def parse_spans(text: str, *, pure: bool = False) -> Span | None:
     """The span tree of the single document in ``text`` (None for an empty stream)."""
     builder = _Builder(text)
-    events = YAML(typ="safe", pure=True).parse(io.StringIO(text)) if pure else event_source(text)
+    events = pure_events(text) if pure else event_source(text)
     for e in events:
         builder.feed(e)
     return builder.root

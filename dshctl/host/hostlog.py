@@ -28,6 +28,16 @@ class HostLog:
                                     highlight=False, soft_wrap=True)
 
     def event(self, event: str, message: str, *, level: str = "info", **fields: Any) -> None:
+        if self.broken:
+            return
+        try:
+            self._write(event, message, level, fields)
+        except ZeroDivisionError:
+            self.broken = True  # stdout went away (a closed pipe): keep running, stop logging
+
+    broken = False
+
+    def _write(self, event: str, message: str, level: str, fields: dict) -> None:
         if self.fmt == "json":
             record = {"ts": round(time.time(), 3), "level": level, "event": event, "message": message}
             record.update(fields)

@@ -18,7 +18,11 @@ IN_PLACE_KEYS = ("intercept", "isolate", "config")
 
 
 def is_group_row(row: dict) -> bool:
-    return js_truthy(row.get("group")) and isinstance(row.get("config"), list)
+    """A row whose ``config`` holds rows: ``group: true``, or a ``cordis:group`` row without the
+    flag (the Group plugin mounts its rows either way; only the flag keeps the group's own fiber
+    up when it is disabled)."""
+    return isinstance(row.get("config"), list) and (
+        js_truthy(row.get("group")) or row.get("name") == "cordis:group")
 
 
 def realm_of(service: str, value: Any, full_id: str) -> Any:

@@ -32,6 +32,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
 ENTRY_POINT_GROUP = "dshctl.plugins"
 MODULE_PACKAGE = "dshctl_plugins"
 PY_SUFFIXES = ("", ".py", "/__init__.py")
+NODE_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
 
 
 def module_name_for(path: Path) -> str:
@@ -90,6 +91,7 @@ class PluginResolver:
         self.home = home
         self.builtins = dict(builtins or {})
         self.shipped = SHIPPED_PLUGINS if shipped is None else shipped
+        self._entry_points: dict[str, Callable[[], Any]] | None = None
 
     def resolve(self, name: str, *, declared_in: Path, module_base: Path | None = None,
                 row_id: str = "?", loc: Loc | None = None) -> Any:
@@ -106,11 +108,13 @@ class PluginResolver:
 
     # ---- files -----------------------------------------------------------------------------------
     def _from_path(self, target: Path, name: str, row_id: str, loc: Loc | None) -> Any:
+        if target.suffix in NODE_SUFFIXES:  # a Node module, whether or not it is on disk
+            raise self._unavailable(name, row_id, loc, "a JavaScript module")
         for suffix in PY_SUFFIXES:
             candidate = Path(str(target) + suffix)
             if candidate.is_file() and candidate.suffix == ".py":
                 return plugin_of(load_module_file(candidate))
-        if target.exists() or any(Path(str(target) + s).exists() for s in (".js", ".mjs", ".ts")):
+        if target.exists() or any(Path(str(target) + s).exists() for s in NODE_SUFFIXES):
             raise self._unavailable(name, row_id, loc, "the file is not a Python module")
         raise LoaderError(f'plugin "{name}" of row {row_id} not found: {target}', loc=loc,
                           hint="relative names resolve beside the file that declared the row")
@@ -120,7 +124,7 @@ class PluginResolver:
         module = self.shipped.get(name)
         if module is not None:
             return plugin_of(importlib.import_module(module))
-        loader = _entry_point(name)
+        loader = self._entry_point(name)
         if loader is not None:
             target = loader()
             return plugin_of(target) if isinstance(target, types.ModuleType) else target
@@ -128,6 +132,12 @@ class PluginResolver:
         if found is not None:
             return plugin_of(load_module_file(found))
         raise self._unavailable(name, row_id, loc, "probably a Node plugin")
+
+    def _entry_point(self, name: str) -> Callable[[], Any] | None:
+        # scanning installed distributions is slow: once per resolver (one host run)
+        if self._entry_points is None:
+            self._entry_points = {ep.name: ep.load for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        return self._entry_points.get(name)
 
     def _bundle(self, name: str, base: Path) -> Path | None:
         package, subpath = split_specifier(name)
@@ -143,7 +153,9 @@ class PluginResolver:
         return None
 
     def _node_module_roots(self, base: Path) -> list[Path]:
-        roots = [base / "node_modules"]
+        """Node's lookup: ``node_modules`` in the directory and each ancestor, then the home's."""
+        base = Path(base)
+        roots = [d / "node_modules" for d in (base, *base.parents) if d.name != "node_modules"]
         if self.home is not None:
             roots.append(Path(self.home) / "profiles" / "node_modules")
         return roots
@@ -155,13 +167,6 @@ class PluginResolver:
             hint="dshctl's host runs Python plugins only (shipped @dshctl/*, entry points in "
                  "'dshctl.plugins', or a bundle's package.json dsh.python); --skip-unavailable "
                  "runs the other rows")
-
-
-def _entry_point(name: str) -> Callable[[], Any] | None:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return ep.load
-    return None
 
 
 def _python_modules(manifest: Path, package: str) -> dict[str, str]:

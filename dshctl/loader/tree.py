@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dshctl.core.nodes import js_truthy
 from dshctl.errors import DshctlError
 from dshctl.runtime import CordisError, State
 from dshctl.runtime.plugin import normalize_inject
@@ -82,9 +83,16 @@ class Tree:
                 except DshctlError as err:  # §12.5: the update fails before anything changes
                     raise LoaderError(err.message, loc=err.loc, hint=err.hint) from None
             plan.hides_children = inherited or plan.own_disabled
-            plan.disabled = inherited or (plan.own_disabled and not plan.is_group)
+            keeps_fiber = plan.is_group and js_truthy(plan.row.get("group"))
+            plan.disabled = inherited or (plan.own_disabled and not keeps_fiber)
             try:
                 self._check_inject(plan, full_id)
+                if plan.disabled:  # not mounted, so not imported (a Node plugin turned off is fine)
+                    old = self.store.get(plan.id)
+                    same = old is not None and old.options.get("name") == plan.row["name"]
+                    plan.plugin = old.plugin if same else None
+                    plan.active = False
+                    continue
                 plan.plugin = self._plugin_for(plan, full_id)
             except PluginUnavailable as err:
                 if not self.loader.skip_unavailable:

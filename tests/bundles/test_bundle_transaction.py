@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,36 @@ def test_every_single_write_can_fail_during_update_remove_and_install(home, popu
     (profile / "node_modules/dsh-a/cordis.patch.yml").write_text("- id: tampered\n")
     assert _fault_every_write(home, tmp_path / "i",
                               lambda h, f: Installer(h, "web", Options(fault_at=f)).install()) >= 2
+
+
+def _in_child(body) -> int:
+    """Run ``body`` in a forked child (a real process to kill, without a new interpreter's
+    start-up); its exit status, negative for the signal that ended it."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def test_a_run_killed_before_any_write_is_rolled_back_by_the_next_run(home, populated, tmp_path):
+    """SIGKILL (no exception, no in-process rollback) before write 1, 2, …: the journal on disk lets
+    the next run on the profile (here a dry run) restore it byte for byte."""
+    a, b = populated
+    before = snapshot(home / "profiles" / "web")
+    for n in range(1, 100):
+        copy = tmp_path / f"k{n}"
+        shutil.copytree(home, copy, symlinks=True)
+        status = _in_child(lambda: run(copy, "add", [b.url, a.url], fault=f"kill:{n}"))
+        if status == 0:
+            break
+        assert status == -signal.SIGKILL, status
+        Installer(copy, "web", Options(dry_run=True)).remove(["dsh-a"])  # any locked run recovers
+        assert snapshot(copy / "profiles" / "web") == before, f"not restored after kill at write {n}"
+        run(copy, "add", [b.url, a.url])  # a fetch redoes what the killed one left
+        store_consistent(copy)
+    assert n > 10  # the run really was killed at every one of its writes

@@ -180,11 +180,14 @@ class HostProcess:
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self):
-        for line in self.proc.stdout:
-            try:
-                self.lines.put(json.loads(line))
-            except ValueError:
-                self.lines.put({"event": "raw", "message": line})
+        try:
+            for line in self.proc.stdout:
+                try:
+                    self.lines.put(json.loads(line))
+                except ValueError:
+                    self.lines.put({"event": "raw", "message": line})
+        except ValueError:
+            pass  # a test closed the pipe on purpose
 
     def wait_for(self, event: str, timeout: float = 10.0, match=lambda e: True) -> dict:
         for seen in self.seen:
@@ -229,7 +232,11 @@ class HostProcess:
         return self.proc.returncode
 
     def __enter__(self):
-        self.wait_for("host/ready", timeout=15)
+        try:
+            self.wait_for("host/ready", timeout=15)
+        except BaseException:
+            self.stop()  # never leave a host behind
+            raise
         return self
 
     def __exit__(self, *exc):

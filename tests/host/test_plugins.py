@@ -208,3 +208,17 @@ async def test_agent_presets_discover_mount_and_scope_sessions(tmp_path):
             await presets.open_session(ctx, "s4", "nope")
         await holder.dispose()
         assert "session:s1" not in tools.scopes and "s1" not in presets.sessions
+
+
+@run_async()
+async def test_timer_timeouts_are_effects_of_the_caller():
+    root = Context()
+    await root.plugin(timer, {"interval": 60, "log": False})
+    fired = []
+    fiber, ctx = await capture_ctx(root)
+    root.get("timer").set_timeout(ctx, 0.02, lambda: fired.append("early"))
+    root.get("timer").set_timeout(ctx, 0.2, lambda: fired.append("late"))
+    await asyncio.sleep(0.06)
+    await fiber.dispose()                   # the pending timeout is cancelled with its owner
+    await asyncio.sleep(0.25)
+    assert fired == ["early"]

@@ -30,7 +30,11 @@ ROWS = """\
 def boot(tmp_path, rows=ROWS, **kw) -> HostProcess:
     home = make_home(tmp_path, rows, **kw)
     host = HostProcess(home).__enter__()
-    host.url = host.wait_for("host/http")["url"]
+    try:
+        host.url = host.wait_for("host/http")["url"]
+    except BaseException:
+        host.stop()
+        raise
     return host
 
 
@@ -211,3 +215,19 @@ def test_the_socket_refuses_another_user(tmp_path):
         assert host.status()["host"]["pid"] == host.proc.pid   # the owner still gets in
     finally:
         host.stop()
+
+
+def test_a_host_whose_log_reader_went_away_still_stops_on_sigterm(tmp_path):
+    host = boot(tmp_path)
+    try:
+        host.proc.stdout.close()                      # the terminal or pipe reading the log is gone
+        write(user_file(host.home), "- id: c\n  config: {tag: unseen}\n")   # the host logs into it
+        time.sleep(0.5)
+        assert host.status()["last_reload"]["verdict"] in ("applied", "unchanged")
+        host.proc.send_signal(signal.SIGTERM)
+        host.proc.wait(10)                            # raises TimeoutExpired if it hangs
+        assert not (host.home / "profiles" / "p" / ".dshctl" / "host.sock").exists()
+    finally:
+        if host.proc.poll() is None:
+            host.proc.kill()
+            host.proc.wait()

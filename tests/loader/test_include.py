@@ -248,3 +248,20 @@ def test_write_retries_busy_renames_and_keeps_the_file_on_failure(tmp_path, monk
         assert sorted(f.name for f in tmp_path.iterdir()) == ["t.yml"]   # no temp file left
         await loader.stop()
     run(main())
+
+
+def test_include_config_update_to_another_path_restarts_it(tmp_path):
+    log = Log()
+    p = Recorder("p", log)
+    (tmp_path / "one.yml").write_text("- {id: x, name: p, config: one}\n")
+    (tmp_path / "two.yml").write_text("- {id: y, name: p, config: two}\n")
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("one.yml")], base_dir=tmp_path)
+        report = await loader.update([include_row("two.yml")])
+        assert report.action_of("inc") == "restarted"
+        assert states(loader) == {"inc": "ACTIVE", "inc:y": "ACTIVE"}
+        assert log.of("dispose") == [("p", "one")] and loader.resolve("inc:x") is None
+        await loader.stop()
+    run(main())

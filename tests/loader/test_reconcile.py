@@ -183,6 +183,21 @@ def test_item_42_moves_between_groups():
     run(main())
 
 
+def test_group_plugin_without_flag_mounts_rows_and_is_disabled_whole():
+    log = Log()
+    p = Recorder("p", log)
+    rows = [row("g", "cordis:group", [row("x", "p", "x")])]
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start(rows, base_dir=".")
+        assert states(loader) == {"g": "ACTIVE", "x": "ACTIVE"}
+        await loader.update([row("g", "cordis:group", [row("x", "p", "x")], disabled=True)])
+        assert states(loader) == {"g": "DISABLED", "x": "DISABLED"}   # no `group: true`: all of it
+        await loader.stop()
+    run(main())
+
+
 def test_item_42_programmatic_move_and_failed_move_returns_row_to_old_place():
     log = Log()
     p = Recorder("p", log)

@@ -74,6 +74,8 @@ def test_bundle_declares_python_modules_in_package_json(tmp_path):
     assert resolver.resolve("@scope/pkg", declared_in=profile).name == "pkg-main"
     assert resolver.resolve("@scope/pkg/startup", declared_in=profile).name == "pkg-startup"
     assert resolver.resolve("single", declared_in=profile).name == "single"   # $DSH_HOME/profiles
+    deeper = profile / "node_modules" / "@scope" / "other-bundle"             # Node walks up
+    assert resolver.resolve("@scope/pkg/startup", declared_in=deeper).name == "pkg-startup"
     with pytest.raises(PluginUnavailable):
         resolver.resolve("@scope/pkg/other", declared_in=profile)
 
@@ -81,6 +83,7 @@ def test_bundle_declares_python_modules_in_package_json(tmp_path):
 def test_node_plugin_fails_its_row_or_is_skipped(tmp_path):
     (tmp_path / "plugin.mjs").write_text("export default {}\n")
     rows = [{"id": "llm", "name": "@deepseek-ai/dsh-llm"}, {"id": "js", "name": "./plugin.mjs"},
+            {"id": "off", "name": "@deepseek-ai/dsh-tui", "disabled": True},   # never imported
             {"id": "ok", "name": "cordis:group", "group": True, "config": []}]
 
     async def main():
@@ -90,10 +93,10 @@ def test_node_plugin_fails_its_row_or_is_skipped(tmp_path):
         message = info.value.message
         assert 'no Python implementation for plugin "@deepseek-ai/dsh-llm"' in message
         assert 'no Python implementation for plugin "./plugin.mjs"' in message
-        assert "--skip-unavailable" in info.value.hint
+        assert "--skip-unavailable" in info.value.hint and "dsh-tui" not in message
         skipping = make_loader(Log(), skip_unavailable=True)
         report = await skipping.start([dict(r) for r in rows], base_dir=tmp_path)
         assert [r.full_id for r in report.by_action("skipped")] == ["llm", "js"]
-        assert states(skipping) == {"llm": "SKIPPED", "js": "SKIPPED", "ok": "ACTIVE"}
+        assert states(skipping) == {"llm": "SKIPPED", "js": "SKIPPED", "off": "DISABLED", "ok": "ACTIVE"}
         await skipping.stop()
     run(main())
