@@ -102,11 +102,6 @@ def _is_index(key: str) -> bool:
 
 def js_key_order(keys: list[str]) -> list[str]:
     """Keys in JavaScript's enumeration order: array indices ascending, then the rest as inserted."""
-    return _ordered_keys(keys)
-
-
-def _ordered_keys(keys: list[str]) -> list[str]:
-    # JavaScript enumerates integer-like keys first, ascending, then the rest in insertion order.
     index_keys = [k for k in keys if type(k) is str and _is_index(k)]
     if not index_keys:
         return keys
@@ -130,7 +125,7 @@ def to_json(value: Any) -> str:
     if isinstance(value, JsExpr):
         return '{"__jsExpr":' + json.dumps(value.expr, ensure_ascii=False) + "}"
     if isinstance(value, dict):
-        keys = _ordered_keys(list(value.keys()))
+        keys = js_key_order(list(value.keys()))
         return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + to_json(value[k])
                               for k in keys) + "}"
     if isinstance(value, list):

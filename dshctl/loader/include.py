@@ -25,6 +25,8 @@ from .tree import Tree
 if TYPE_CHECKING:  # pragma: no cover
     from dshctl.runtime import Context
 
+    from .entry import Entry
+
     from .loader import Loader
 
 INCLUDE_NAME = "cordis:include"
@@ -51,6 +53,7 @@ class Include:
         self.text: bytes | None = None     # the last content read or written
         self.data: list | None = None      # the last good parsed rows (never patched in place)
         self.queue = asyncio.Lock()
+        self.entry: "Entry | None" = None   # the include row, when mounted by one (not a preset)
         self._write_task: asyncio.Task | None = None   # the write that has not started yet
         self._writing: set[asyncio.Task] = set()
         self.write_error: BaseException | None = None
@@ -174,7 +177,7 @@ class Include:
         if self._writing:
             await asyncio.gather(*self._writing, return_exceptions=True)
         self.tree.detach()
-        entry = getattr(self, "entry", None)
+        entry = self.entry
         if entry is not None and entry.subtree is self.tree:
             entry.subtree = None
 
@@ -225,7 +228,7 @@ class IncludePlugin:
                           prefix=entry.full_id + ":", patches=cfg.get("patches"),
                           initial=cfg.get("initial"), module_base=entry.tree.module_base)
         entry.subtree = include.tree
-        include.entry = entry  # type: ignore[attr-defined]
+        include.entry = entry
 
         async def on_update(fiber, new_config, no_save, next_):
             new = new_config if isinstance(new_config, dict) else {}

@@ -16,7 +16,7 @@ from .errors import LoaderError, duplicate_id
 class RowPlan:
     id: str
     row: dict
-    parent: str | None
+    parent: "RowPlan | None"     # the group row's plan (children are linked before ids are drawn)
     is_group: bool
     plugin: Any = None
     skipped: str | None = None
@@ -57,7 +57,7 @@ def flatten(rows: Any, existing: Iterable[str], where: Loc | None = None) -> lis
     return plans
 
 
-def _walk(rows: list, parent: str | None, plans: list, seen: set, missing: list) -> None:
+def _walk(rows: list, parent: RowPlan | None, plans: list, seen: set, missing: list) -> None:
     for index, row in enumerate(rows):
         if not isinstance(row, dict) or not isinstance(row.get("name"), str) or not row["name"]:
             loc = rows.loc_of(index) if hasattr(rows, "loc_of") else None
@@ -80,10 +80,4 @@ def _walk(rows: list, parent: str | None, plans: list, seen: set, missing: list)
         plan = RowPlan(entry_id if isinstance(entry_id, str) else "", row, parent, group)
         plans.append(plan)
         if group:
-            # children point at the group's plan; its id may still be drawn, so link by object
-            _walk(row["config"], plan, plans, seen, missing)  # type: ignore[arg-type]
-
-
-def parent_id(plan: RowPlan) -> str | None:
-    parent = plan.parent
-    return parent.id if isinstance(parent, RowPlan) else parent
+            _walk(row["config"], plan, plans, seen, missing)

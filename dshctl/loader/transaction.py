@@ -254,12 +254,12 @@ class Transaction:
             entry.options = options
         for undo in reversed(self.fields):
             undo()
-        broken: list[tuple[Entry, BaseException]] = []
+        broken: list[tuple[Entry | None, BaseException]] = []
         for undo in [*reversed(self.removals), *reversed(self.restores)]:
             try:
                 await undo()
             except Exception as err:  # noqa: BLE001 - reported as a failed rollback below
-                broken.append((None, err))  # type: ignore[arg-type]
+                broken.append((None, err))
         restored = [e for e in self.touched if e.fiber is not None]
         await settle([e.fiber for e in restored])
         broken += [(e, e.fiber.error) for e in restored if e not in self.failed_before
