@@ -127,11 +127,11 @@ def test_empty_insert_list_is_still_an_insert():
 
 
 @pytest.mark.parametrize("falsy, value", [("null", None), ("0", 0), ("false", False), ('""', "")])
-def test_falsy_insert_is_an_override_and_is_assigned_like_any_key(falsy, value):
-    # dsh-config.md §5.6: every key except `id` and `name` is assigned, so a falsy `insert` lands on the row.
+def test_falsy_insert_is_an_override_that_drops_the_insert_key(falsy, value):
+    # dsh's patcher destructures `const {id, insert, name, ...overrides} = patch`: a falsy `insert` makes
+    # the patch an override, and `insert` itself is never assigned to the row.
     r = run(f"- insert: [{{id: a, name: A}}]\n- {{id: a, insert: {falsy}, disabled: true}}\n")
-    assert r.rows == [{"id": "a", "name": "A", "insert": value, "disabled": True}]
-    assert type(r.rows[0]["insert"]) is type(value)
+    assert r.rows == [{"id": "a", "name": "A", "disabled": True}]
 
 
 def test_empty_id_counts_as_missing():
@@ -307,7 +307,7 @@ def _reference_apply(base, patches):
                                     f"{_q(t.get('name'), 'name' in t)}, got {_q(name)}), skipping"))
             continue
         for k, v in p.items():
-            if k not in ("id", "name"):
+            if k not in ("id", "name", "insert"):
                 t[k] = v
     return data, warnings
 
@@ -471,3 +471,14 @@ def test_positions_of_the_parsed_input_are_never_changed():
     for result in (first, second):
         assert result.rows[0].value_locs["config"].line == 3  # the row reads config from the override
     assert row.value_locs["config"].line == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_number_text_round_trips_and_uses_javascript_layout(value):
+    from dshctl.core.jsvalue import number_text
+    text = number_text(value)
+    assert float(text) == value
+    exponent_form = "e" in text
+    magnitude = abs(value)
+    assert exponent_form == (magnitude != 0 and (magnitude >= 1e21 or magnitude < 1e-6))

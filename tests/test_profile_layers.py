@@ -335,3 +335,18 @@ def test_unreadable_profile_layer_uses_failed_to_read_overlay(tmp_path):
         compose_profile(home, "web")
     assert exc.value.message.startswith(
         f"failed to read overlay {home / 'profiles/web/cordis.patch.yml'}: ")
+
+
+def test_profile_layer_uses_the_patches_label_on_reload(tmp_path):
+    from dshctl.core.layers import user_layers
+
+    home = make_home(tmp_path, profile_layer="id: a\n")
+    file = home / "profiles/web/cordis.patch.yml"
+    with pytest.raises(DshctlError) as exc:
+        user_layers(home, "web", reload=True)
+    assert exc.value.message == f"patches {file} must be a top-level YAML array of loader patch entries"
+    file.unlink()
+    file.mkdir()
+    with pytest.raises(DshctlError) as exc:
+        user_layers(home, "web", reload=True)
+    assert exc.value.message.startswith(f"failed to read patches {file}: ")

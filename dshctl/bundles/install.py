@@ -257,7 +257,7 @@ class Installer:
                 raise _not_installed(name, prof)
             old = prof.lock.get(name)
             changes.append(Change(name, "removed", old.version if old else None, None,
-                                  old.commit if old else None, old.bundle if old else False))
+                                  old.commit if old else None, prof.installed_is_bundle(name)))
             mf.set_dependency(prof.manifest, name, None)
         new_lock = {n: e for n, e in prof.lock.items() if n not in names}
         manifest = prof.manifest

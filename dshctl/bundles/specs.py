@@ -97,7 +97,8 @@ def _to_url(raw: str, location: str, cwd) -> str:
         if url["scheme"] != "file" and "/" not in rest:
             raise _refuse(raw, "the URL has no host and path")
         if _option_like_authority(rest.split("/", 1)[0]):
-            raise _refuse(raw, "its user, host or port starts with '-', which ssh would read as an option")
+            raise _refuse(raw, "its user, host or port starts with '-', which ssh would read as "
+                               "an option")
         return location
     scp = _SCP.match(location)
     if scp and (scp["host"].startswith("-") or scp["path"].startswith("-")):

@@ -1,7 +1,7 @@
 """The patch layers of a profile, in dsh's order, with dsh's file-shape rules (dsh-config.md §6).
 
 1. each bundle's ``dsh.bundle.patch``, in ``dsh.profile.bundles`` order   (label ``overlay``)
-2. the profile user layer ``profiles/<p>/cordis.patch.yml``                (label ``overlay`` at boot)
+2. the profile user layer ``profiles/<p>/cordis.patch.yml``   (label ``overlay`` at boot, ``patches`` on reload)
 3. the home user layer ``$DSH_HOME/cordis.patch.yml``                      (label ``patches``)
 4. each ``--patch`` file, in argv order                                    (label ``overlay``)
 
@@ -127,12 +127,17 @@ def bundle_layers(home: Path, profile: str, *, bundle_roots: Sequence[Path] = ()
     return layers
 
 
-def user_layers(home: Path, profile: str) -> list[Layer]:
-    """Layers 2 and 3, each only when its file exists."""
+def user_layers(home: Path, profile: str, *, reload: bool = False) -> list[Layer]:
+    """Layers 2 and 3, each only when its file exists.
+
+    dsh names the profile layer ``overlay`` in its messages at boot and ``patches`` when a live reload
+    re-reads it (dsh-config.md §6); ``reload=True`` gives the reload texts.
+    """
     out = []
     profile_file = profile_dir(home, profile) / PROFILE_LAYER
     home_file = Path(home) / HOME_LAYER
-    for path, kind, label in ((profile_file, PROFILE, "overlay"), (home_file, HOME, "patches")):
+    profile_label = "patches" if reload else "overlay"
+    for path, kind, label in ((profile_file, PROFILE, profile_label), (home_file, HOME, "patches")):
         patches = load_patch_file(path, label, optional=True)
         if patches is not None:
             out.append(Layer(str(_absolute(path)), path, kind, patches))

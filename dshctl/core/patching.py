@@ -7,7 +7,8 @@ One pass over a flattened patch list, in order:
 * a patch with a JavaScript-truthy ``insert`` appends those rows (to the root, or to group ``id``) and
   indexes them at once, nested group children included;
 * any other patch overrides the row with its ``id``: ``name`` is a guard (only when truthy), every other
-  key except ``id``/``name`` is assigned whole (a falsy ``insert`` included, dsh-config.md §5.6);
+  key except ``id``/``name``/``insert`` is assigned whole (dsh destructures ``{id, insert, name,
+  ...overrides}``, so a falsy ``insert`` is dropped, never assigned);
 * a patch that does not apply is skipped with one of dsh's warnings.
 
 Inserted rows are placed by reference, exactly as dsh does; ``apply_patches`` therefore clones the patch
@@ -108,42 +109,41 @@ class _Cloner:
         self.shared = False
 
     def __call__(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is YMap or (kind is not YList and isinstance(value, dict)):
+        if isinstance(value, (dict, list)):
             hit = self.memo.get(id(value))
-            if hit is not None:
+            if hit is not None:  # a second reference to one node: the clone shares it too
                 self.shared = True
                 return hit
-            out = YMap.__new__(YMap)
-            self.memo[id(value)] = out
-            items = value.items()
-            if jsvalue.has_index_key(value):  # a JavaScript object lists "2" before "a": so does the clone
-                items = [(k, value[k]) for k in jsvalue.js_key_order(list(value))]
-            for k, v in items:
-                out[k] = self(v) if isinstance(v, _OBJECTS) else v
-            # Position tables are shared, not copied: nothing writes to them except `override`,
-            # which replaces the row's value_locs with its own copy first.
-            out.loc = getattr(value, "loc", None)
-            out.key_locs = getattr(value, "key_locs", _NO_LOCS)
-            out.value_locs = getattr(value, "value_locs", _NO_LOCS)
-            return out
-        if kind is YList or isinstance(value, list):
-            hit = self.memo.get(id(value))
-            if hit is not None:
-                self.shared = True
-                return hit
-            seq = YList.__new__(YList)
-            self.memo[id(value)] = seq
-            seq.extend([self(v) if isinstance(v, _OBJECTS) else v for v in value])
-            seq.loc = getattr(value, "loc", None)
-            seq.item_locs = getattr(value, "item_locs", [])  # shared: never written after parsing
-            return seq
-        if kind is JsExpr:  # an object in JavaScript: the clone is a new one (identity matters for ===)
+            return self._sequence(value) if isinstance(value, list) else self._mapping(value)
+        if type(value) is JsExpr:  # an object in JavaScript: the clone is a new one (=== is identity)
             hit = self.memo.get(id(value))
             if hit is None:
                 hit = self.memo[id(value)] = JsExpr(value.expr, value.loc)
             return hit
         return value
+
+    def _mapping(self, value: dict) -> YMap:
+        out = YMap.__new__(YMap)
+        self.memo[id(value)] = out
+        items = value.items()
+        if jsvalue.has_index_key(value):  # a JavaScript object lists "2" before "a": so does the clone
+            items = [(k, value[k]) for k in jsvalue.js_key_order(list(value))]
+        for k, v in items:
+            out[k] = self(v) if isinstance(v, _OBJECTS) else v
+        # Position tables are shared, not copied: nothing writes to them except `override`, which
+        # gives its target a copy of its own first.
+        out.loc = getattr(value, "loc", None)
+        out.key_locs = getattr(value, "key_locs", _NO_LOCS)
+        out.value_locs = getattr(value, "value_locs", _NO_LOCS)
+        return out
+
+    def _sequence(self, value: list) -> YList:
+        seq = YList.__new__(YList)
+        self.memo[id(value)] = seq
+        seq.extend([self(v) if isinstance(v, _OBJECTS) else v for v in value])
+        seq.loc = getattr(value, "loc", None)
+        seq.item_locs = getattr(value, "item_locs", [])  # shared: never written after parsing
+        return seq
 
 
 def _loc(mapping: Any, key: str | None = None) -> Loc | None:
@@ -257,7 +257,7 @@ class _Pass:
         assigned: dict[str, Any] = {}
         new_index_key = False
         for key, value in patch.items():
-            if key == "id" or key == "name":  # §5.6: a falsy `insert` is assigned like any other key
+            if key == "id" or key == "name" or key == "insert":  # dsh: `{id, insert, name, ...overrides}`
                 continue
             new_index_key = new_index_key or key not in target
             target[key] = value

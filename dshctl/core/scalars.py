@@ -99,10 +99,7 @@ def js_key(value: Any, loc: Loc) -> str:
 
 
 def js_number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
-    return repr(value)
+    """``String(value)`` in JavaScript (``1e-05`` is ``0.00001`` there)."""
+    from dshctl.core.jsvalue import number_text
+
+    return number_text(value)

@@ -32,7 +32,7 @@ class HostLog:
             return
         try:
             self._write(event, message, level, fields)
-        except ZeroDivisionError:
+        except (BrokenPipeError, ValueError, OSError):
             self.broken = True  # stdout went away (a closed pipe): keep running, stop logging
 
     broken = False

@@ -242,8 +242,8 @@ class Host:
 
     def request_stop(self, why: str) -> None:
         if not self._stopping.is_set():
+            self._stopping.set()  # first: a log that cannot be written must not keep the host up
             self.log.event("host/stopping", why)
-            self._stopping.set()
 
     async def wait(self) -> None:
         if self.options.run_for is not None:

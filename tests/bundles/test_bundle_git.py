@@ -312,3 +312,37 @@ def test_a_lock_file_that_is_not_json_names_line_and_column(home, repos):
     with pytest.raises(DshctlError, match="not valid JSON") as err:
         Installer(home, "web", Options()).install()
     assert (err.value.loc.line, err.value.loc.column) == (3, 16)
+
+
+@pytest.fixture
+def dumb_http(tmp_path):
+    """git's "dumb" HTTP protocol: plain files from ``tmp_path/remotes`` on 127.0.0.1. It cannot
+    fetch by object id or shallow, so it exercises the full-fetch fallback."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(tmp_path / "remotes"))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_server_without_fetch_by_id_gets_a_full_fetch(home, repos, dumb_http):
+    src = repos("dumb")
+    first = src.bundle("dsh-dumb", greeting="one")
+    src.tag("v1")
+    head = src.bundle("dsh-dumb", greeting="two")
+    git("update-server-info", cwd=src.bare)  # what a dumb server needs
+    outcome = add(home, f"{dumb_http}/dumb.git#v1")
+    assert outcome.changes[0].commit == first
+    assert Store(home).get(first).shallow is False  # the depth-1 fetch was refused: fallback used
+    assert Installer(home, "web", Options()).update([]).changes[0].action == "unchanged"
+    assert add(home, f"{dumb_http}/dumb.git", profile="head").changes[0].commit == head

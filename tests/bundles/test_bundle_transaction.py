@@ -183,3 +183,19 @@ def test_a_run_killed_before_any_write_is_rolled_back_by_the_next_run(home, popu
         run(copy, "add", [b.url, a.url])  # a fetch redoes what the killed one left
         store_consistent(copy)
     assert n > 10  # the run really was killed at every one of its writes
+
+
+def test_two_profiles_adding_the_same_commit_at_once_fetch_it_once(home, repos):
+    src = repos("same")
+    commit = src.bundle("dsh-same")
+    env = {**os.environ, "DSH_HOME": str(home)}
+    procs = [subprocess.Popen([sys.executable, "-m", "dshctl", "plugin", "--profile", name, "add",
+                               src.url], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for name in ("p1", "p2")]
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    assert [r[2] for r in results] == [0, 0], results
+    packages = home / ".dshctl/store/packages"
+    assert sorted(p.name for p in packages.iterdir()) == sorted([commit, f"{commit}.json"])
+    for name in ("p1", "p2"):
+        assert (home / "profiles" / name / "node_modules/dsh-same/cordis.patch.yml").is_file()
+    store_consistent(home)

@@ -188,3 +188,23 @@ def test_real_cli_process_over_a_git_daemon(home, repos, git_daemon):
     assert dshctl("remove", "dsh-served").returncode == 0
     assert dshctl("install").returncode == 0
     assert json.loads(dshctl("list", "--format", "json").stdout)["packages"][1:] == []
+
+
+def test_on_the_demo_home_next_to_an_unlocked_bundle(repos, tmp_path, capsys, monkeypatch):
+    """examples/home has a bundle installed by hand (no lock entry): add goes after it, and
+    remove --dry-run still reports it as a bundle."""
+    import shutil
+    from pathlib import Path
+
+    demo = tmp_path / "demo"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "home", demo, symlinks=True)
+    monkeypatch.delenv("DSHCTL_FAULT_STEP", raising=False)
+    src = repos("next")
+    src.bundle("dsh-next")
+    code, out, err = cli(capsys, "plugin", "--home", str(demo), "add", src.url, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["changes"][0]["position"] == 3
+    code, out, _ = cli(capsys, "plugin", "remove", "@demo/greeter", "--dry-run", "--home", str(demo),
+                       "--format", "json")
+    change = json.loads(out)["changes"][0]
+    assert code == 0 and (change["action"], change["bundle"]) == ("removed", True)
