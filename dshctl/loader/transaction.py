@@ -38,10 +38,11 @@ class Step:
 
 
 class Transaction:
-    def __init__(self, tree: "Tree", plans: list[RowPlan], *, boot: bool):
+    def __init__(self, tree: "Tree", plans: list[RowPlan], *, boot: bool, partial: bool = False):
         self.tree = tree
         self.plans = plans
         self.boot = boot
+        self.partial = partial   # plans cover only changed rows in place: nothing removed or moved
         self.fields: list[Callable[[], None]] = []
         self.removals: list[Callable[[], Awaitable[None]]] = []
         self.restores: list[Callable[[], Awaitable[None]]] = []
@@ -57,8 +58,11 @@ class Transaction:
     # ---- the update ------------------------------------------------------------------------------
     async def run(self) -> UpdateReport:
         tree = self.tree
-        kept = {plan.id for plan in self.plans}
-        removed = [e for e in tree.order() if e.id not in kept]
+        if self.partial:
+            removed: list[Entry] = []
+        else:
+            kept = {plan.id for plan in self.plans}
+            removed = [e for e in tree.order() if e.id not in kept]
         # Phase 1 stops what must stop (disable, replace) concurrently; phase 2 starts what must
         # start only then, so a service moving between rows is never registered twice (§12.4).
         stops: list[Step] = []
@@ -81,7 +85,8 @@ class Transaction:
             await tree.loader.dispose_entry(entry)
             self.actions[entry] = "stopped"
             tree.forget(entry)
-        tree.commit(self.plans, self.by_plan)
+        if not self.partial:
+            tree.commit(self.plans, self.by_plan)
         report = self._report()
         self._forget_undo()
         return report

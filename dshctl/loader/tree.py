@@ -11,6 +11,7 @@ from dshctl.errors import DshctlError
 from dshctl.runtime import CordisError, State
 from dshctl.runtime.plugin import normalize_inject
 
+from . import fastpath
 from .entry import Entry
 from .errors import LoaderError, LoaderUpdateError, PluginUnavailable, cause_text
 from .jshooks import evaluate_disabled
@@ -39,6 +40,8 @@ class Tree:
         self.rows: list = []
         self.queue = asyncio.Lock()          # a group update is not re-entrant: one queue per tree
         self.last_report: UpdateReport | None = None
+        self.recheck: set[int] = set()       # top-level positions the incremental path always plans
+        self._full_ids: list[str] = []       # committed full ids in pre-order
 
     # ---- reading -------------------------------------------------------------------------------
     def order(self) -> list[Entry]:
@@ -61,12 +64,36 @@ class Tree:
         """Reconcile the committed rows with ``rows``: all of it, or none of it (raises)."""
         async with self.queue:
             with self.loader.task():
-                plans = flatten(rows, self.store, getattr(rows, "loc", None))
-                self._prepare(plans)
-                report = await Transaction(self, plans, boot=boot).run()
+                changed = None if boot else fastpath.changed_rows(self, rows)
+                if changed is None:
+                    report = await self._update_all(rows, boot)
+                else:
+                    report = await self._update_some(rows, changed)
                 self.rows = rows
                 self.last_report = report
                 return report
+
+    async def _update_all(self, rows: Any, boot: bool) -> UpdateReport:
+        plans = flatten(rows, self.store, getattr(rows, "loc", None))
+        self._prepare(plans)
+        report = await Transaction(self, plans, boot=boot).run()
+        self._full_ids = [entry.full_id for entry in self._order]
+        self.recheck = fastpath.recheck_roots(self)
+        return report
+
+    async def _update_some(self, rows: list, changed: list[int]) -> UpdateReport:
+        """Only the rows at ``changed`` differ (same ids, same places): reconcile just those."""
+        plans = fastpath.plans_for(rows, changed)
+        self._prepare(plans)
+        report = await Transaction(self, plans, boot=False, partial=True).run()
+        fastpath.adopt(self.roots, rows)
+        for index in changed:
+            self.recheck.discard(index)
+            if fastpath.needs_recheck(self.roots[index]):
+                self.recheck.add(index)
+        acted = {outcome.full_id for outcome in report.rows}
+        report.unchanged = [full_id for full_id in self._full_ids if full_id not in acted]
+        return report
 
     def _prepare(self, plans: list[RowPlan]) -> None:
         """Import plugins and evaluate ``disabled`` for every row, before anything changes."""

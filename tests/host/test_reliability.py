@@ -10,6 +10,8 @@ import signal
 import subprocess
 import time
 
+from dshctl.host import control
+
 from .helpers import DSHCTL, HostProcess, drift, http_get, make_home, row_map, user_file, write
 
 ROWS = """\
@@ -218,16 +220,22 @@ def test_the_socket_refuses_another_user(tmp_path):
 
 
 def test_a_host_whose_log_reader_went_away_still_stops_on_sigterm(tmp_path):
-    host = boot(tmp_path)
+    home = make_home(tmp_path, ROWS)
+    proc = subprocess.Popen([DSHCTL, "--home", str(home), "host", "run", "--profile", "p", "--log-format",
+                             "json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        host.proc.stdout.close()                      # the terminal or pipe reading the log is gone
-        write(user_file(host.home), "- id: c\n  config: {tag: unseen}\n")   # the host logs into it
+        for line in proc.stdout:                      # read (on this thread only) until ready
+            if json.loads(line)["event"] == "host/ready":
+                break
+        proc.stdout.close()                           # the terminal or pipe reading the log is gone
+        write(user_file(home), "- id: c\n  config: {tag: unseen}\n")   # the host logs into it
         time.sleep(0.5)
-        assert host.status()["last_reload"]["verdict"] in ("applied", "unchanged")
-        host.proc.send_signal(signal.SIGTERM)
-        host.proc.wait(10)                            # raises TimeoutExpired if it hangs
-        assert not (host.home / "profiles" / "p" / ".dshctl" / "host.sock").exists()
+        doc = control.request(home / "profiles" / "p" / ".dshctl" / "host.sock", {"op": "status"})["status"]
+        assert doc["last_reload"]["verdict"] in ("applied", "unchanged")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)                                 # raises TimeoutExpired if it hangs
+        assert not (home / "profiles" / "p" / ".dshctl" / "host.sock").exists()
     finally:
-        if host.proc.poll() is None:
-            host.proc.kill()
-            host.proc.wait()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
