@@ -57,6 +57,19 @@ FormatOpt = Annotated[str, typer.Option(
     "--format", "-f", help="Output format: text or json.")]
 
 
+def command_group(help_text: str) -> typer.Typer:
+    """A command group that also accepts ``--home``/``--profile`` before its verb
+    (``dshctl plugin --profile web add …``); ``effective()`` picks them up."""
+    group = typer.Typer(help=help_text, no_args_is_help=True)
+
+    @group.callback()
+    def _group_options(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+        ctx.meta["dshctl.overrides"] = {"home": home, "profile": profile}
+
+    _group_options.__doc__ = help_text
+    return group
+
+
 def color_enabled(stream=None) -> bool:
     stream = stream or sys.stdout
     if os.environ.get("NO_COLOR"):

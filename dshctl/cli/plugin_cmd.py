@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, effective
+from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, command_group, effective
 
 RESTART_NOTE = "note: a running host picks up bundle changes only on restart"
 
@@ -28,9 +28,7 @@ PlainOpt = Annotated[bool, typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="Install bundles from git sources into a profile.",
-                        no_args_is_help=True)
-    group.callback()(_group_options)
+    group = command_group("Install bundles from git sources into a profile.")
     group.command("add")(add)
     group.command("remove")(remove)
     group.command("update")(update)
@@ -39,11 +37,6 @@ def register(app: typer.Typer) -> None:
     group.command("why")(why)
     group.command("verify")(verify)
     app.add_typer(group, name="plugin")
-
-
-def _group_options(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Install bundles from git sources into a profile."""
-    ctx.meta["dshctl.overrides"] = {"home": home, "profile": profile}
 
 
 # -- shared output ----------------------------------------------------------------------------

@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, effective, print_json
+from dshctl.cli.common import (FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective,
+                                print_json)
 from dshctl.errors import EXIT_FINDINGS, DshctlError
 
 RootOpt = Annotated[Optional[List[str]], typer.Option(
@@ -169,12 +170,7 @@ def _lint_targets(roster, targets: list[str]):
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="List, inspect, author and lint agent presets.", no_args_is_help=True)
-
-    @group.callback()
-    def _group(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-        ctx.meta["dshctl.overrides"] = {"home": home, "profile": profile}
-
+    group = command_group("List, inspect, author and lint agent presets.")
     group.command("list")(cmd_list)
     group.command("show")(cmd_show)
     group.command("path")(cmd_path)

@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Tree:
+    incremental = True   # take the fast path when only rows in place changed (fastpath.py)
+
     def __init__(self, loader: "Loader", owner_ctx: "Context", base_dir: Path, *, prefix: str = "",
                  module_base: Path | None = None, source: Any = None):
         self.loader = loader
@@ -64,7 +66,7 @@ class Tree:
         """Reconcile the committed rows with ``rows``: all of it, or none of it (raises)."""
         async with self.queue:
             with self.loader.task():
-                changed = None if boot else fastpath.changed_rows(self, rows)
+                changed = fastpath.changed_rows(self, rows) if self.incremental and not boot else None
                 if changed is None:
                     report = await self._update_all(rows, boot)
                 else:

@@ -4,8 +4,10 @@ Transitions (cordis-runtime.md §1): a new epoch is recorded at once; if no tran
 starts a *reload* (INACTIVE -> valid) or an *unload* (anything else). A running transition re-checks the
 epoch when it ends ("inertia"), so it always finishes before the fiber reacts to a newer epoch.
 
-The steps are loop callbacks (``call_soon`` = one tick), not one task per fiber: a task is spawned only
-while an async ``apply`` or async disposers are awaited. This keeps mounting thousands of fibers cheap
+The steps run one tick later from the registry's queue of due fibers (one loop callback per tick for
+all of them, see ``Registry.schedule``), not one task per fiber: a task is spawned only while an async
+``apply`` or async disposers are awaited. A queued step is a field on the fiber, so scheduling allocates
+nothing the cyclic GC would have to scan; this keeps mounting thousands of fibers cheap and linear
 (see docs/performance.md).
 """
 from __future__ import annotations
@@ -50,6 +52,9 @@ class Fiber:
         self._effects: dict[EffectHandle, None] = {}
         self._busy = False                                # a transition is running
         self._reload_epoch: Any = None                    # e0 of the running reload
+        self._next_step: Callable[["Fiber"], None] | None = None  # the step the registry runs on the next tick
+        self._unload_handles: Any = ()                    # the disposables an unload snapshotted
+        self._unload_root = False                         # a root unload: rest without reloading
         self._settle: asyncio.Future | None = None        # created on demand by waiters
         self._apply_task: asyncio.Task | None = None      # an async apply being awaited
         self._handle: EffectHandle | None = None          # the parent's ``ctx.plugin()`` effect
@@ -143,7 +148,7 @@ class Fiber:
         self._set_state(State.LOADING)
         self._reload_epoch = self.epoch
         self._commit_bindings()
-        asyncio.get_running_loop().call_soon(self._reload_step)
+        self.registry.schedule(self, Fiber._reload_step)
 
     def _commit_bindings(self) -> None:
         services = self.registry.services
@@ -208,24 +213,26 @@ class Fiber:
         return validate_config(self.spec.schema if self.spec else None, config)
 
     # ---- unload --------------------------------------------------------------------------------
-    def _start_unload(self, after: Callable[[], None] | None = None) -> None:
-        if after is None:
+    def _start_unload(self, root: bool = False) -> None:
+        if not root:
             self._set_state(State.UNLOADING)
-        handles = list(self._effects)
-        asyncio.get_running_loop().call_soon(self._unload_step, handles, after or self._after_unload)
+        self._unload_root = root
+        self._unload_handles = list(self._effects) if self._effects else ()
+        self.registry.schedule(self, Fiber._unload_step)
 
-    def _unload_step(self, handles: list[EffectHandle], after: Callable[[], None]) -> None:
+    def _unload_step(self) -> None:
+        handles, self._unload_handles = self._unload_handles, ()
         pending = []
         for handle in reversed(handles):  # newest first; sync disposers therefore finish LIFO
             result = handle()
             if not is_settled(result):
                 pending.append(result)
         if pending:
-            spawn(self._await_disposers(pending, after))
+            spawn(self._await_disposers(pending))
         else:
-            after()
+            self._unload_done()
 
-    async def _await_disposers(self, pending: list, after: Callable[[], None]) -> None:
+    async def _await_disposers(self, pending: list) -> None:
         limit = self.registry.options.dispose_timeout
         _, hung = await asyncio.wait(pending, timeout=limit)
         if hung and self.parent is not None:
@@ -235,7 +242,13 @@ class Fiber:
             logger.error("%s", err)
             self.error = err
             self.epoch = INACTIVE
-        after()
+        self._unload_done()
+
+    def _unload_done(self) -> None:
+        if self._unload_root:
+            self._finish()
+        else:
+            self._after_unload()
 
     def _after_unload(self) -> None:
         self._injected_view = {}
@@ -327,7 +340,7 @@ class Fiber:
         """Disposing the root fiber unloads all its effects; the root itself stays ACTIVE."""
         if not self._busy and self._effects:
             self._busy = True
-            self._start_unload(after=self._finish)
+            self._start_unload(root=True)
         return Settling(self, raise_error=False)
 
 

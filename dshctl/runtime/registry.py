@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._aio import DONE
+from .errors import logger
 from .events import EventBus
 from .plugin import PluginSpec, describe_plugin
 from .services import ServiceTable
@@ -54,6 +55,7 @@ class Registry:
         self._runtimes: dict[Any, PluginRuntime] = {}
         self.services = ServiceTable()
         self.events = EventBus(self.options.waterfall_timeout)
+        self._due: list["Fiber"] = []  # fibers whose next transition step runs on the next tick
         from .fiber import Fiber  # local: fiber imports registry types only for typing
         self.root: Fiber = Fiber(self, None, None, None, None)
         self.root.epoch = ()
@@ -61,6 +63,27 @@ class Registry:
 
     def _next_uid(self) -> int:
         return next(self._uids)
+
+    def schedule(self, fiber: "Fiber", step) -> None:
+        """Run ``step(fiber)`` one tick from now (after ``await asyncio.sleep(0)`` in the caller).
+
+        One loop callback drains every fiber due in that tick, in scheduling order: a per-fiber
+        ``call_soon`` would queue a Handle, a bound method and a context copy per fiber, which survive
+        into the GC's oldest generation when thousands of fibers are plugged at once.
+        """
+        fiber._next_step = step
+        if not self._due:
+            asyncio.get_running_loop().call_soon(self._run_due)
+        self._due.append(fiber)
+
+    def _run_due(self) -> None:
+        due, self._due = self._due, []
+        for fiber in due:
+            step, fiber._next_step = fiber._next_step, None
+            try:
+                step(fiber)
+            except Exception as err:  # noqa: BLE001 - one broken step must not strand the others
+                logger.error("transition step of %r failed", fiber, exc_info=err)
 
     def runtime_for(self, plugin: Any) -> PluginRuntime:
         key = _key(plugin)
