@@ -42,15 +42,22 @@ async def measure(n: int, rounds: int = 15) -> tuple[float, float]:
         report = await loader.update(fresh)
         times.append(time.perf_counter() - start)
         assert report.action_of(f"r{n // 2}") == "restarted"
+    structural = []
+    for k in range(3):   # one row appended: a structural change takes the full (linear) path
+        fresh = rows(n, changed=n // 2, value=rounds) + [{"id": f"extra{k}", "name": "plain"}]
+        start = time.perf_counter()
+        report = await loader.update(fresh)
+        structural.append(time.perf_counter() - start)
+        assert report.action_of(f"extra{k}") == "started"
     await loader.stop()
-    return mount, statistics.median(times)
+    return mount, statistics.median(times), statistics.median(structural)
 
 
 async def main() -> None:
     for n in (100, 1_000, 10_000):
-        mount, reconcile = await measure(n, rounds=15 if n < 10_000 else 5)
+        mount, reconcile, structural = await measure(n, rounds=15 if n < 10_000 else 5)
         print(f"rows={n:>6}  mount={mount * 1000:8.1f} ms  reconcile(1 changed)={reconcile * 1000:7.2f} ms"
-              f"  per-row={reconcile / n * 1e6:6.2f} us")
+              f"  per-row={reconcile / n * 1e6:6.2f} us  reconcile(1 added)={structural * 1000:7.2f} ms")
 
 
 if __name__ == "__main__":

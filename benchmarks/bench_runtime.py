@@ -64,31 +64,35 @@ async def replace_provider(m: int) -> float:
     return elapsed
 
 
-def best_of(runs: int, scenario, size: int, collector: bool) -> float:
-    times = []
+def best_of(runs: int, scenario, size: int, collector: bool) -> tuple[float, int]:
+    """The best time of ``runs`` and the number of full (generation 2) collections during it."""
+    best = (float("inf"), 0)
     for _ in range(runs):
         gc.collect()
         if not collector:
             gc.disable()
+        full_before = gc.get_stats()[2]["collections"]
         try:
-            times.append(asyncio.run(scenario(size)))
+            seconds = asyncio.run(scenario(size))
         finally:
             gc.enable()
-    return min(times)
+        best = min(best, (seconds, gc.get_stats()[2]["collections"] - full_before))
+    return best
 
 
 def report(title: str, scenario, base: int, target: float) -> None:
     """Figures with CPython's cyclic GC on (what a host sees) and paused (the runtime's own cost)."""
     print(title)
-    print(f"  {'size':>6}   {'gc on':>9} {'ratio':>6}   {'gc paused':>9} {'ratio':>6}")
+    print(f"  {'size':>6}   {'gc on':>9} {'ratio':>6} {'full gc':>7}   {'gc paused':>9} {'ratio':>6}")
     first: dict[bool, float] = {}
     for factor in (1, 2, 4):
         size = base * factor
         row = []
         for collector in (True, False):
-            seconds = best_of(3, scenario, size, collector)
+            seconds, full = best_of(3, scenario, size, collector)
             first.setdefault(collector, seconds)
-            row.append(f"{seconds * 1000:7.1f}ms {seconds / first[collector]:5.2f}x")
+            row.append(f"{seconds * 1000:7.1f}ms {seconds / first[collector]:5.2f}x"
+                       + (f" {full:>7}" if collector else ""))
         verdict = f"   target < {target * 1000:.0f} ms (gc on): " + (
             "ok" if first[True] < target else "MISSED") if factor == 1 else ""
         print(f"  {size:>6}   {row[0]}   {row[1]}{verdict}")

@@ -36,7 +36,8 @@ class ConfigReloader:
         self.passes = 0               # reloads actually run (tests check the coalescing with it)
         self._changed: set[Path] = set()
         self._pump: asyncio.Task | None = None
-        self.watcher = PathWatcher(host.composer.user_files, self.poke, force_polling=force_polling)
+        self.watcher = PathWatcher(host.composer.user_files, self.poke, force_polling=force_polling,
+                                   on_error=lambda m: host.log.event("reload/watch-error", m, level="error"))
 
     async def start(self) -> None:
         self.watcher.start()

@@ -82,7 +82,8 @@ class ModuleReloader:
         self.last: dict | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task | None = None
-        self.watcher = PathWatcher(self.watched_files(), self.on_change)
+        self.watcher = PathWatcher(self.watched_files(), self.on_change,
+                                   on_error=lambda m: host.log.event("hmr/watch-error", m, level="error"))
 
     # ---- watching -----------------------------------------------------------------------------------
     def watched_files(self) -> set[Path]:

@@ -3,6 +3,7 @@
 Each target's nearest existing ancestor directory is watched (not recursively). When a missing directory
 on a target's path appears, the watch set is rebuilt, so a file created later under a new directory is
 still seen. ``on_change(paths)`` is called with the targets that were added, changed or deleted.
+Where native events do not work (or cannot be set up), the exact paths are polled instead.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Callable, Iterable
 # save-to-reload latency low (docs/performance.md); the reloader's dirty flag does the coalescing.
 DEBOUNCE_MS = 200
 STEP_MS = 5
+POLL_S = 0.05  # the polling fallback's interval
 
 
 def _anchor(target: Path) -> Path:
@@ -27,10 +29,13 @@ def _anchor(target: Path) -> Path:
 
 class PathWatcher:
     def __init__(self, targets: Iterable[Path], on_change: Callable[[list[Path]], None], *,
-                 force_polling: bool | None = None):
+                 force_polling: bool | None = None, on_error: Callable[[str], None] | None = None):
         self.targets = {Path(os.path.abspath(t)) for t in targets}
         self.on_change = on_change
+        if force_polling is None and os.environ.get("WATCHFILES_FORCE_POLLING"):
+            force_polling = True  # WSL, Docker and network mounts: the usual switch, our poller
         self.force_polling = force_polling
+        self.on_error = on_error or (lambda message: None)
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.ready = asyncio.Event()  # set once the first watch set is registered
@@ -56,6 +61,47 @@ class PathWatcher:
     _rebuild = False
 
     async def _run(self) -> None:
+        """Watch; if the OS watcher cannot be created (e.g. the inotify instance limit), say so and
+        fall back to polling instead of going silently deaf. ``force_polling`` (also the fallback)
+        stats the exact paths itself: watchfiles' poller misses changes when a watched directory's
+        ancestor is watched too, which is the usual shape here."""
+        while not self._stop.is_set():
+            try:
+                await (self._poll() if self.force_polling else self._watch())
+                return
+            except Exception as exc:  # noqa: BLE001 - a watcher must never die quietly
+                if self.force_polling:
+                    self.on_error(f"file watching failed: {type(exc).__name__}: {exc}")
+                    self.ready.set()
+                    return
+                self.on_error(f"file watching failed ({type(exc).__name__}: {exc}); polling instead")
+                self.force_polling = True
+
+    async def _poll(self) -> None:
+        """Polling without the OS: stat each exact path (inode, mtime, size) every POLL_S seconds."""
+        def signature(path: Path):
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+        seen = {t: signature(t) for t in self.targets}
+        self.ready.set()
+        while not self._stop.is_set():
+            try:
+                await asyncio.wait_for(self._stop.wait(), POLL_S)
+            except asyncio.TimeoutError:
+                pass
+            now = {t: signature(t) for t in self.targets}
+            hit = sorted(t for t in now if now[t] != seen.get(t))
+            seen = now
+            if hit:
+                self.on_change(hit)
+
+    async def _watch(self) -> None:
+        from contextlib import aclosing
+
         from watchfiles import awatch
 
         existing = {t for t in self.targets if t.exists()}
@@ -71,13 +117,19 @@ class PathWatcher:
             self._rebuild = False
             watch = awatch(*sorted(anchors), recursive=False, debounce=DEBOUNCE_MS, step=STEP_MS,
                            stop_event=self._stop, watch_filter=None, force_polling=self.force_polling,
-                           rust_timeout=500, yield_on_timeout=True, ignore_permission_denied=True)
-            self.ready.set()
-            async for changes in watch:
-                paths = {Path(p) for _, p in changes}
-                hit = sorted(paths & self.targets)
-                if hit:
-                    self.on_change(hit)
-                existing = {t for t in self.targets if t.exists()}
-                if paths & pending_dirs or self._rebuild or {_anchor(t) for t in self.targets} != anchors:
-                    break  # rebuild the watch set
+                           poll_delay_ms=50, rust_timeout=500, yield_on_timeout=True,
+                           ignore_permission_denied=True)
+            async with aclosing(watch):  # closes the OS watcher now, not at garbage collection
+                # no await before the first __anext__, which creates the OS watcher: nothing is missed
+                self.ready.set()
+                async for changes in watch:  # also yields (empty) every rust_timeout
+                    paths = {Path(p) for _, p in changes}
+                    now = {t for t in self.targets if t.exists()}
+                    # an appearance or removal between the rebuild and the new OS watcher is caught
+                    # here, at the latest one rust_timeout later
+                    hit = sorted((paths & self.targets) | (now ^ existing))
+                    existing = now
+                    if hit:
+                        self.on_change(hit)
+                    if paths & pending_dirs or self._rebuild or {_anchor(t) for t in self.targets} != anchors:
+                        break  # rebuild the watch set

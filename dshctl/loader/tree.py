@@ -206,6 +206,7 @@ def _loc_of(row: Any, key: str):
 def _combined(failures: list[LoaderError]) -> LoaderError:
     if len(failures) == 1:
         return failures[0]
+    first, *rest = failures  # the first one's location leads the line (the CLI prints it)
     message = "loader entries failed to apply: " + "; ".join(
-        f"{f.loc}: {f.message}" if f.loc else f.message for f in failures)
+        [first.message] + [f"{f.loc}: {f.message}" if f.loc else f.message for f in rest])
     return LoaderUpdateError(message, loc=failures[0].loc, hint=failures[0].hint, causes=failures)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable
 
-from .effects import ANONYMOUS, EffectHandle
+from .effects import ANONYMOUS, EffectHandle, PluginHandle
 from .events import Listener
 from .fiber import Fiber
 from .plugin import InlinePlugin
@@ -61,7 +61,7 @@ class Context:
         runtime = self.registry.runtime_for(plugin)
         fiber = Fiber(self.registry, parent, self, runtime, config)
         runtime.fibers[fiber] = None
-        fiber._handle = parent.effect(lambda: fiber.dispose, "ctx.plugin()")
+        fiber._handle = PluginHandle(parent, fiber)
         events = self.registry.events
         if events.has_listeners("internal/plugin"):
             try:

@@ -327,6 +327,7 @@ class Fiber:
         registry.services.untrack(self)
         if self._handle is not None:
             self._handle._disarm()
+            self._handle = None  # the parent's handle points back here: leave no cycle for the GC
         self._set_epoch(INACTIVE)
         if not self._busy:
             if self._effects:  # effects registered while PENDING or FAILED (D)

@@ -68,6 +68,33 @@ def clone(rows):
     return [{**r, "config": clone(r["config"])} if r.get("group") else dict(r) for r in rows]
 
 
+EDITS = ["config", "fail", "name", "disabled", "inject", "isolate", "intercept"]
+
+
+def edited(rows: list, index: int, change: str, value: int) -> list:
+    """A copy of ``rows`` with one plain row changed in one option (same ids, same places)."""
+    rows = clone(rows)
+    plain = [r for r in rows if not r.get("group")]
+    if not plain:
+        return rows
+    target = plain[index % len(plain)]
+    if change == "config":
+        target["config"] = {"v": value}
+    elif change == "fail":
+        target["config"] = {"fail": True}
+    elif change == "name":
+        target["name"] = NAMES[value % len(NAMES)]
+    elif change == "disabled":
+        target["disabled"] = bool(value % 2)
+    elif change == "inject":
+        target["inject"] = ["svc"] if value % 2 else []
+    elif change == "isolate":
+        target["isolate"] = {"svc": True} if value % 2 else {}
+    else:
+        target["intercept"] = {"svc": {"level": value}}
+    return rows
+
+
 class LoaderMachine(RuleBasedStateMachine):
     @initialize()
     def boot(self):
@@ -87,6 +114,11 @@ class LoaderMachine(RuleBasedStateMachine):
         except LoaderError:
             return  # the invariant checks the previous list still runs
         self.committed = clone(rows)
+
+    @rule(index=st.integers(0, 4), change=st.sampled_from(EDITS), value=st.integers(0, 2))
+    def edit_one_row_in_place(self, index, change, value):
+        """What a reload usually is: the same rows, one of them edited (the incremental path)."""
+        self.update(edited(self.committed, index, change, value))
 
     @invariant()
     def tree_is_exactly_the_committed_list(self):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -99,4 +100,47 @@ def test_node_plugin_fails_its_row_or_is_skipped(tmp_path):
         assert [r.full_id for r in report.by_action("skipped")] == ["llm", "js"]
         assert states(skipping) == {"llm": "SKIPPED", "js": "SKIPPED", "off": "DISABLED", "ok": "ACTIVE"}
         await skipping.stop()
+    run(main())
+
+
+def test_docs_plugin_resolution_example_runs():
+    doc = Path(__file__).resolve().parents[2] / "docs" / "runtime.md"
+    [block] = re.findall(r"<!-- test: loader-resolve-example -->\n```python\n(.*?)```",
+                         doc.read_text(encoding="utf-8"), re.S)
+    exec(compile(block, "docs/runtime.md (loader-resolve-example)", "exec"), {"__name__": "doc"})
+
+
+def test_bare_names_resolve_shipped_then_entry_point_then_bundle(tmp_path, monkeypatch):
+    # one name offered three ways: the shipped plugin wins, then the entry point, then the bundle
+    write_module(tmp_path / "site" / "ep_impl.py", "from-entry-point")
+    info = tmp_path / "site" / "ep_impl-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-impl\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dshctl.plugins]\n@x/p = ep_impl\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    bundle = tmp_path / "profile" / "node_modules" / "@x" / "p"
+    write_module(bundle / "impl.py", "from-bundle")
+    (bundle / "package.json").write_text(json.dumps({"name": "@x/p", "dsh": {"python": "impl.py"}}))
+    profile = tmp_path / "profile"
+    shipped = {"@x/p": "dshctl.host.plugins.logger"}
+    assert PluginResolver(shipped=shipped).resolve("@x/p", declared_in=profile).__name__ == \
+        "dshctl.host.plugins.logger"
+    assert PluginResolver(shipped={}).resolve("@x/p", declared_in=profile).name == "from-entry-point"
+    resolver = PluginResolver(shipped={})
+    resolver._entry_points = {}   # as if the distribution were not installed
+    assert resolver.resolve("@x/p", declared_in=profile).name == "from-bundle"
+
+
+def test_several_unavailable_rows_name_each_location_once(tmp_path):
+    rows = load_yaml("- {id: a, name: '@deepseek-ai/dsh-llm'}\n- {id: b, name: '@deepseek-ai/dsh-tui'}\n",
+                     str(tmp_path / "cordis.yml")).value
+
+    async def main():
+        with pytest.raises(LoaderError) as info:
+            await make_loader(Log()).start(rows, base_dir=tmp_path)
+        text = str(info.value)
+        assert text == (f"{tmp_path}/cordis.yml:1:17: loader entries failed to apply: no Python "
+                        f'implementation for plugin "@deepseek-ai/dsh-llm" (row a; probably a Node '
+                        f"plugin); {tmp_path}/cordis.yml:2:17: no Python implementation for plugin "
+                        f'"@deepseek-ai/dsh-tui" (row b; probably a Node plugin)')
     run(main())

@@ -67,3 +67,20 @@ def test_item_46_key_order_and_null_deletes():
            "group": False, "inject": ["a"]}
     assert list(sort_row(row)) == ["id", "name", "group", "inject", "isolate", "zeta", "config"]
     assert "disabled" not in sort_row(row)
+
+
+def test_item_33_a_generated_id_is_persisted_on_the_next_write(tmp_path):
+    log = Log()
+    rows = setup(tmp_path, "- {name: p, config: {v: 1}}\n- {id: y, name: p, config: {v: 1}}\n")
+
+    async def main():
+        loader = make_loader(log, Recorder("p", log))
+        await loader.start(rows, base_dir=tmp_path)
+        [generated, _] = [e.id for e in loader.resolve("inc").subtree.order()]
+        assert "id:" not in (tmp_path / "t.yml").read_text().splitlines()[0]   # not written yet
+        await loader.resolve("inc:y").fiber.update({"v": 2})                  # the next write
+        await loader.resolve("inc").subtree.source.flush()
+        assert [row["id"] for row in on_disk(tmp_path)] == [generated, "y"]
+        assert len(generated) == 8 and int(generated, 16) >= 0
+        await loader.stop()
+    run(main())

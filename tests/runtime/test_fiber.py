@@ -8,7 +8,7 @@ import pytest
 from dshctl.errors import Loc
 from dshctl.runtime import Context, InlinePlugin, Service, State, ValidationError
 
-from .helpers import run_async, runtime_errors, ticks
+from .helpers import FakeClock, run_async, runtime_errors, ticks
 
 
 @run_async
@@ -131,59 +131,59 @@ async def test_item_17_replaced_provider_restarts_dependent_but_set_does_not():
     assert fiber.ctx.foo == 99
 
 
-def _gated_dependent(gates: dict):
-    async def apply(ctx):
-        await gates["apply"].wait()
-
-        async def cleanup():
-            await gates["dispose"].wait()
-        return cleanup
-    return apply
-
-
 @run_async
 async def test_item_18_running_transition_finishes_before_reacting_inertia_lock_1():
+    # Cordis fiber.spec.ts "inertia lock 1", on a virtual clock: apply sleeps 1000 ms, its disposer too.
     root = Context()
-    gates = {"apply": asyncio.Event(), "dispose": asyncio.Event()}
+    clock = FakeClock()
+    applied = []
+
+    async def apply(ctx):
+        await clock.sleep(1000)
+        applied.append(clock.now)
+        return lambda: clock.sleep(1000)
+
     withdraw = root.provide("foo", 1)
-    fiber = root.inject(["foo"], _gated_dependent(gates))
-    await ticks()
+    fiber = root.inject(["foo"], apply)
+    await clock.advance(400)                  # 400
     assert fiber.state is State.LOADING
     withdraw()
-    await ticks()
-    assert fiber.state is State.LOADING       # the running reload is not interrupted
-    gates["apply"].set()
-    await ticks()
-    assert fiber.state is State.UNLOADING     # then it reacts to the withdrawal
-    root.provide("foo", 1)
-    gates["apply"].clear()
-    await ticks()
-    assert fiber.state is State.UNLOADING     # the unload also finishes first
-    gates["dispose"].set()
-    await ticks()
+    await clock.advance(400)                  # 800: the running reload is not interrupted
     assert fiber.state is State.LOADING
-    gates["apply"].set()
-    await ticks()
-    assert fiber.state is State.ACTIVE
+    await clock.advance(400)                  # 1200: apply ended at 1000, then the unload started
+    assert fiber.state is State.UNLOADING and applied == [1000]
+    root.provide("foo", 1)
+    await clock.advance(1000)                 # 2200: the unload finished (2000) before reloading
+    assert fiber.state is State.LOADING and applied == [1000]
+    await clock.advance(1000)                 # 3200: the second apply ended at 3000
+    assert fiber.state is State.ACTIVE and applied == [1000, 3000]
 
 
 @run_async
 async def test_item_19_same_provider_withdraws_and_reprovides_during_loading_no_restart():
+    # Cordis fiber.spec.ts "inertia lock 2": the root withdraws foo and provides it again while the
+    # dependent is LOADING; the epoch ends where it started, so the reload just completes.
     root = Context()
-    gates = {"apply": asyncio.Event(), "dispose": asyncio.Event()}
-    statuses = []
-    root.on("internal/status", lambda fiber, old: statuses.append(fiber.state))
+    clock = FakeClock()
+    statuses, applied = [], []
+
+    async def apply(ctx):
+        await clock.sleep(1000)
+        applied.append(clock.now)
+        return lambda: clock.sleep(1000)
+
     withdraw = root.provide("foo", 1)
-    fiber = root.inject(["foo"], _gated_dependent(gates))
-    await ticks()
+    fiber = root.inject(["foo"], apply)
+    root.on("internal/status", lambda f, old: f is fiber and statuses.append(f.state))
+    await clock.advance(400)                  # 400
+    assert fiber.state is State.LOADING
     withdraw()
-    await ticks()
+    await clock.advance(400)                  # 800
+    assert fiber.state is State.LOADING
     root.provide("foo", 2)
-    gates["apply"].set()
-    await fiber
-    await ticks()
-    assert fiber.state is State.ACTIVE
-    assert statuses == [State.LOADING, State.ACTIVE]
+    await clock.advance(400)                  # 1200
+    assert fiber.state is State.ACTIVE and applied == [1000]
+    assert statuses == [State.ACTIVE]         # no UNLOADING, no second LOADING
 
 
 @run_async
