@@ -1,19 +1,21 @@
 """The incremental path of a tree update: work proportional to the change, not to the tree.
 
 A reload usually hands the loader a fresh list that differs from the committed one in a few
-top-level rows. When the new list has the same ids in the same order and only plain (non-group)
-rows differ, the changed rows are planned and reconciled alone; every other row is found equal by
-one C-level pass (``map(operator.ne, …)``) and only adopts its new row object (so locations stay
-current). Anything else (rows added, removed, moved or renumbered; a changed group; a row without
-an id) takes the full path, whose semantics are the reference: this path must give the same result.
+top-level rows: one edited, added or removed. When only plain (non-group) top-level rows were
+edited, added or removed, and the others kept their relative order, just those rows are planned
+and reconciled; every other row is found equal by one C-level pass (``map(operator.ne, …)``) and
+only adopts its new row object (so locations stay current). Anything else (rows moved, a changed,
+added or removed group, a row without an id, ids that would clash) takes the full path, whose
+semantics are the reference: this path must give the same result (tests/loader/test_incremental.py).
 
 Rows that must be looked at on every update even when equal (a ``disabled: !!js`` flag anywhere in
-the row's subtree, or a skipped plugin that may have been installed since) are always treated as
-changed; a group among them sends the update to the full path.
+the row's subtree, or a skipped plugin that may have been installed since) are always planned; a
+group among them sends the update to the full path.
 """
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass, field
 from itertools import compress
 from typing import TYPE_CHECKING, Any
 
@@ -26,24 +28,73 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tree import Tree
 
 
-def changed_rows(tree: "Tree", rows: Any) -> list[int] | None:
-    """Indices of the top-level rows to reconcile, or ``None`` when the full path is needed."""
+@dataclass
+class Delta:
+    plan: list[int]                                       # positions in the new list to reconcile
+    removed: list[Entry] = field(default_factory=list)    # top-level plain rows no longer listed
+    ids: list[str] | None = None                          # the new top-level ids when rows came or went
+
+
+def delta(tree: "Tree", rows: Any) -> Delta | None:
+    """What to reconcile, or ``None`` when the full path is needed."""
     old = tree.rows
-    if not isinstance(rows, list) or not old or len(rows) != len(old):
+    if not isinstance(rows, list) or not old:
         return None
-    changed = set(compress(range(len(rows)), map(operator.ne, rows, old)))
-    changed |= tree.recheck
-    roots = tree.roots
-    for index in changed:
-        new, entry = rows[index], roots[index]
-        if not (isinstance(new, dict) and _is_named(new) and entry.options is old[index]
-                and new.get("id") == entry.id and not is_group_row(new) and not entry.is_group):
+    if len(rows) == len(old):
+        changed = set(compress(range(len(rows)), map(operator.ne, rows, old)))
+        changed.update(tree.root_pos[i] for i in tree.recheck)
+        roots = tree.roots
+        if all(_plain(rows[i]) and rows[i]["id"] == roots[i].id and _replaceable(tree, roots[i], old[i])
+               for i in changed):
+            return Delta(sorted(changed))
+    return _rows_came_or_went(tree, rows)
+
+
+def _rows_came_or_went(tree: "Tree", rows: list) -> Delta | None:
+    try:
+        ids = [row["id"] for row in rows]
+    except (KeyError, TypeError, IndexError):
+        return None
+    old_pos = tree.root_pos
+    listed = set(ids)
+    if len(listed) != len(ids):
+        return None                     # duplicates: the full path reports them
+    added = listed - old_pos.keys()
+    gone = old_pos.keys() - listed
+    if added & tree.store.keys():
+        return None                     # a row moved out of a group
+    kept = [(new, old_pos[i]) for new, i in enumerate(ids) if i not in added]
+    if [tree.root_ids[o] for _, o in kept] != [i for i in tree.root_ids if i not in gone]:
+        return None                     # rows were reordered
+    old = tree.rows
+    differs = compress(kept, map(operator.ne, [rows[n] for n, _ in kept], [old[o] for _, o in kept]))
+    plan = {new for new, _ in differs} | {n for n, i in enumerate(ids) if i in added}
+    plan.update(n for n, o in kept if tree.root_ids[o] in tree.recheck)
+    removed = [tree.store[i] for i in tree.root_ids if i in gone]
+    if any(entry.is_group for entry in removed):
+        return None
+    for n in plan:
+        entry = tree.store.get(ids[n])
+        if not _plain(rows[n]) or (entry is not None and not _replaceable(tree, entry, old[old_pos[ids[n]]])):
             return None
-    return sorted(changed)
+    return Delta(sorted(plan), removed, ids)
 
 
-def plans_for(rows: list, indices: list[int]) -> list[RowPlan]:
-    return [RowPlan(rows[i]["id"], rows[i], None, False) for i in indices]
+def _plain(row: Any) -> bool:
+    """A well-formed row with an id that holds no rows (anything else: the full path checks it)."""
+    if not isinstance(row, dict):
+        return False
+    name, entry_id = row.get("name"), row.get("id")
+    return (isinstance(name, str) and bool(name) and isinstance(entry_id, str) and bool(entry_id)
+            and ":" not in entry_id and not is_group_row(row))
+
+
+def _replaceable(tree: "Tree", entry: Entry, committed: Any) -> bool:
+    return entry.options is committed and not entry.is_group and entry.parent is None
+
+
+def plans_for(rows: list, positions: list[int]) -> list[RowPlan]:
+    return [RowPlan(rows[i]["id"], rows[i], None, False) for i in positions]
 
 
 def adopt(entries: list[Entry], rows: list) -> None:
@@ -54,22 +105,36 @@ def adopt(entries: list[Entry], rows: list) -> None:
             adopt(entry.children, row["config"])
 
 
+def relink(tree: "Tree", ids: list[str]) -> None:
+    """Rows came or went at the top level: the new roots, and the pre-order with group subtrees."""
+    roots = [tree.store[i] for i in ids]
+    if len(tree.order_view()) == len(tree.roots):
+        order = list(roots)             # no group rows: the pre-order is the roots
+    else:
+        below: dict[Entry, list[Entry]] = {}
+        top = None
+        for entry in tree.order_view():
+            if entry.parent is None:
+                top = entry
+            else:
+                below.setdefault(top, []).append(entry)
+        order = []
+        for root in roots:
+            order.append(root)
+            order.extend(below.get(root, ()))
+    tree.set_layout(roots, order)
+
+
 def needs_recheck(entry: Entry) -> bool:
     return entry.skipped is not None or isinstance(entry.options.get("disabled"), JsExpr)
 
 
-def recheck_roots(tree: "Tree") -> set[int]:
-    """Top-level positions whose subtree holds a row that :func:`needs_recheck`."""
-    position = {id(root): i for i, root in enumerate(tree.roots)}
+def recheck_roots(tree: "Tree") -> set[str]:
+    """Ids of the top-level rows whose subtree holds a row that :func:`needs_recheck`."""
     out = set()
-    for entry in tree.order():
+    for entry in tree.order_view():
         if needs_recheck(entry):
             while entry.parent is not None:
                 entry = entry.parent
-            out.add(position[id(entry)])
+            out.add(entry.id)
     return out
-
-
-def _is_named(row: dict) -> bool:
-    name = row.get("name")
-    return isinstance(name, str) and bool(name)
