@@ -15,8 +15,9 @@ group among them sends the update to the full path.
 from __future__ import annotations
 
 import operator
+from collections import deque
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, islice, repeat
 from typing import TYPE_CHECKING, Any
 
 from dshctl.core.nodes import JsExpr
@@ -44,38 +45,42 @@ def delta(tree: "Tree", rows: Any) -> Delta | None:
         changed = set(compress(range(len(rows)), map(operator.ne, rows, old)))
         changed.update(tree.root_pos[i] for i in tree.recheck)
         roots = tree.roots
-        if all(_plain(rows[i]) and rows[i]["id"] == roots[i].id and _replaceable(tree, roots[i], old[i])
+        if all(_plain(rows[i]) and rows[i]["id"] == roots[i].id and _replaceable(roots[i], old[i])
                for i in changed):
             return Delta(sorted(changed))
     return _rows_came_or_went(tree, rows)
 
 
 def _rows_came_or_went(tree: "Tree", rows: list) -> Delta | None:
+    # the passes over every row run in C (map, compress, set operations): only rows that came,
+    # went or differ are handled in Python
     try:
         ids = [row["id"] for row in rows]
+        listed_ids = set(ids)
+        if len(listed_ids) != len(ids):
+            return None                 # duplicates: the full path reports them
     except (KeyError, TypeError, IndexError):
-        return None
-    old_pos = tree.root_pos
-    listed = set(ids)
-    if len(listed) != len(ids):
-        return None                     # duplicates: the full path reports them
-    added = listed - old_pos.keys()
-    gone = old_pos.keys() - listed
-    if added & tree.store.keys():
-        return None                     # a row moved out of a group
-    kept = [(new, old_pos[i]) for new, i in enumerate(ids) if i not in added]
-    if [tree.root_ids[o] for _, o in kept] != [i for i in tree.root_ids if i not in gone]:
+        return None                     # a row without an id, or an id that is not a string
+    olds = list(map(tree.root_pos.get, ids))              # None: a row that came
+    listed = list(map(operator.is_not, olds, repeat(None)))
+    kept_new = list(compress(range(len(ids)), listed))
+    kept_old = list(compress(olds, listed))
+    if any(map(operator.ge, kept_old, islice(kept_old, 1, None))):
         return None                     # rows were reordered
+    came = list(compress(range(len(ids)), map(operator.not_, listed)))
+    if any(ids[n] in tree.store for n in came):
+        return None                     # a row moved out of a group (or clashes with one inside)
     old = tree.rows
-    differs = compress(kept, map(operator.ne, [rows[n] for n, _ in kept], [old[o] for _, o in kept]))
-    plan = {new for new, _ in differs} | {n for n, i in enumerate(ids) if i in added}
-    plan.update(n for n, o in kept if tree.root_ids[o] in tree.recheck)
-    removed = [tree.store[i] for i in tree.root_ids if i in gone]
+    plan = set(compress(kept_new, map(operator.ne, map(rows.__getitem__, kept_new),
+                                      map(old.__getitem__, kept_old))))
+    plan.update(came)
+    plan.update(ids.index(i) for i in tree.recheck if i in listed_ids)
+    removed = [tree.roots[o] for o in sorted(set(range(len(old))) - set(kept_old))]
     if any(entry.is_group for entry in removed):
         return None
     for n in plan:
         entry = tree.store.get(ids[n])
-        if not _plain(rows[n]) or (entry is not None and not _replaceable(tree, entry, old[old_pos[ids[n]]])):
+        if not _plain(rows[n]) or (entry is not None and not _replaceable(entry, old[olds[n]])):
             return None
     return Delta(sorted(plan), removed, ids)
 
@@ -89,7 +94,7 @@ def _plain(row: Any) -> bool:
             and ":" not in entry_id and not is_group_row(row))
 
 
-def _replaceable(tree: "Tree", entry: Entry, committed: Any) -> bool:
+def _replaceable(entry: Entry, committed: Any) -> bool:
     return entry.options is committed and not entry.is_group and entry.parent is None
 
 
@@ -97,17 +102,23 @@ def plans_for(rows: list, positions: list[int]) -> list[RowPlan]:
     return [RowPlan(rows[i]["id"], rows[i], None, False) for i in positions]
 
 
-def adopt(entries: list[Entry], rows: list) -> None:
+def adopt(tree: "Tree", rows: list) -> None:
     """Equal rows: point each entry at its new row object (and a group's children at theirs)."""
+    _adopt(tree.roots, rows, flat=len(tree.order_view()) == len(tree.roots))
+
+
+def _adopt(entries: list[Entry], rows: list, *, flat: bool = False) -> None:
+    deque(map(setattr, entries, repeat("options"), rows), maxlen=0)   # one C-level pass
+    if flat:
+        return
     for entry, row in zip(entries, rows):
-        entry.options = row
         if entry.children and entry.is_group:
-            adopt(entry.children, row["config"])
+            _adopt(entry.children, row["config"])
 
 
 def relink(tree: "Tree", ids: list[str]) -> None:
     """Rows came or went at the top level: the new roots, and the pre-order with group subtrees."""
-    roots = [tree.store[i] for i in ids]
+    roots = list(map(tree.store.__getitem__, ids))
     if len(tree.order_view()) == len(tree.roots):
         order = list(roots)             # no group rows: the pre-order is the roots
     else:

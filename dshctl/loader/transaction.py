@@ -38,11 +38,14 @@ class Step:
 
 
 class Transaction:
-    def __init__(self, tree: "Tree", plans: list[RowPlan], *, boot: bool, partial: bool = False):
+    def __init__(self, tree: "Tree", plans: list[RowPlan], *, boot: bool,
+                 removed: list[Entry] | None = None):
         self.tree = tree
         self.plans = plans
         self.boot = boot
-        self.partial = partial   # plans cover only changed rows in place: nothing removed or moved
+        # given: the plans cover only the changed top-level rows (fastpath.py), these rows go, and
+        # the tree relinks its layout itself; None: the plans are the whole new list
+        self.removed = removed
         self.fields: list[Callable[[], None]] = []
         self.removals: list[Callable[[], Awaitable[None]]] = []
         self.restores: list[Callable[[], Awaitable[None]]] = []
@@ -58,8 +61,8 @@ class Transaction:
     # ---- the update ------------------------------------------------------------------------------
     async def run(self) -> UpdateReport:
         tree = self.tree
-        if self.partial:
-            removed: list[Entry] = []
+        if self.removed is not None:
+            removed = self.removed
         else:
             kept = {plan.id for plan in self.plans}
             removed = [e for e in tree.order() if e.id not in kept]
@@ -85,7 +88,7 @@ class Transaction:
             await tree.loader.dispose_entry(entry)
             self.actions[entry] = "stopped"
             tree.forget(entry)
-        if not self.partial:
+        if self.removed is None:
             tree.commit(self.plans, self.by_plan)
         report = self._report()
         self._forget_undo()

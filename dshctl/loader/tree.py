@@ -3,6 +3,7 @@ is one tree; each ``cordis:include`` mounts another, whose full ids are ``<inclu
 from __future__ import annotations
 
 import asyncio
+import operator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +43,19 @@ class Tree:
         self.rows: list = []
         self.queue = asyncio.Lock()          # a group update is not re-entrant: one queue per tree
         self.last_report: UpdateReport | None = None
-        self.recheck: set[int] = set()       # top-level positions the incremental path always plans
+        self.recheck: set[str] = set()       # top-level ids the incremental path always plans
+        self.root_ids: list[str] = []        # committed top-level ids, in order
+        self.root_pos: dict[str, int] = {}   # top-level id -> its position
         self._full_ids: list[str] = []       # committed full ids in pre-order
 
     # ---- reading -------------------------------------------------------------------------------
     def order(self) -> list[Entry]:
         """Committed entries in pre-order (groups before their rows)."""
         return list(self._order)
+
+    def order_view(self) -> list[Entry]:
+        """:meth:`order` without the copy: read only."""
+        return self._order
 
     def owner_gone(self) -> bool:
         fiber = self.owner_ctx.fiber
@@ -66,11 +73,11 @@ class Tree:
         """Reconcile the committed rows with ``rows``: all of it, or none of it (raises)."""
         async with self.queue:
             with self.loader.task():
-                changed = fastpath.changed_rows(self, rows) if self.incremental and not boot else None
-                if changed is None:
+                delta = fastpath.delta(self, rows) if self.incremental and not boot else None
+                if delta is None:
                     report = await self._update_all(rows, boot)
                 else:
-                    report = await self._update_some(rows, changed)
+                    report = await self._update_some(rows, delta)
                 self.rows = rows
                 self.last_report = report
                 return report
@@ -79,20 +86,23 @@ class Tree:
         plans = flatten(rows, self.store, getattr(rows, "loc", None))
         self._prepare(plans)
         report = await Transaction(self, plans, boot=boot).run()
-        self._full_ids = [entry.full_id for entry in self._order]
         self.recheck = fastpath.recheck_roots(self)
         return report
 
-    async def _update_some(self, rows: list, changed: list[int]) -> UpdateReport:
-        """Only the rows at ``changed`` differ (same ids, same places): reconcile just those."""
-        plans = fastpath.plans_for(rows, changed)
+    async def _update_some(self, rows: list, delta: "fastpath.Delta") -> UpdateReport:
+        """Only plain top-level rows were edited, added or removed: reconcile just those."""
+        plans = fastpath.plans_for(rows, delta.plan)
         self._prepare(plans)
-        report = await Transaction(self, plans, boot=False, partial=True).run()
-        fastpath.adopt(self.roots, rows)
-        for index in changed:
-            self.recheck.discard(index)
-            if fastpath.needs_recheck(self.roots[index]):
-                self.recheck.add(index)
+        report = await Transaction(self, plans, boot=False, removed=delta.removed).run()
+        if delta.ids is not None:
+            fastpath.relink(self, delta.ids)
+        fastpath.adopt(self, rows)
+        self.recheck.difference_update(entry.id for entry in delta.removed)
+        for position in delta.plan:
+            entry = self.roots[position]
+            self.recheck.discard(entry.id)
+            if fastpath.needs_recheck(entry):
+                self.recheck.add(entry.id)
         acted = {outcome.full_id for outcome in report.rows}
         report.unchanged = [full_id for full_id in self._full_ids if full_id not in acted]
         return report
@@ -179,7 +189,14 @@ class Tree:
         roots = []
         for entry in order:
             (entry.parent.children if entry.parent is not None else roots).append(entry)
-        self._order, self.roots = order, roots
+        self.set_layout(roots, order)
+
+    def set_layout(self, roots: list[Entry], order: list[Entry]) -> None:
+        self.roots, self._order = roots, order
+        self.root_ids = list(map(_ID, roots))
+        self.root_pos = dict(zip(self.root_ids, range(len(roots))))
+        local_ids = self.root_ids if order is roots or len(order) == len(roots) else list(map(_ID, order))
+        self._full_ids = [self.prefix + i for i in local_ids] if self.prefix else list(local_ids)
 
     def forget(self, entry: Entry) -> None:
         if self.store.get(entry.id) is entry:
@@ -197,6 +214,9 @@ class Tree:
     def schedule_write(self) -> None:
         if self.source is not None:
             self.source.schedule_write()
+
+
+_ID = operator.attrgetter("id")
 
 
 def _loc_of(row: Any, key: str):

@@ -36,7 +36,7 @@ async def apply(loader, rows):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(start=row_lists(), edits=st.lists(st.tuples(st.integers(0, 4), st.sampled_from(EDITS),
-                                                   st.integers(0, 2)), max_size=6))
+                                                   st.integers(0, 2)), max_size=8))
 def test_incremental_path_matches_the_full_path(start, edits):
     async def main():
         fast, full = make_loader(Log(), *plugins(Log())), make_loader(Log(), *plugins(Log()))
@@ -92,9 +92,18 @@ def test_a_one_row_edit_plans_only_that_row(monkeypatch):
         assert log == [("dispose", "p", {"i": 700}), ("apply", "p", {"i": -1})]
         assert report.action_of("r700") == "restarted"
         assert len(report.unchanged) == 1999 and "r700" not in report.unchanged
-        # a structural change (a row removed) takes the full path and still works
-        await loader.update(many(2000, changed=700)[:-1])
-        assert counts[-1] == 1999 and loader.resolve("r1999") is None
+        # a row removed and one added: only the new row is planned
+        fewer = many(2000, changed=700)[:-1]
+        fewer.insert(5, {"id": "new", "name": "p", "config": {"i": "new"}})
+        log.clear()
+        report = await loader.update(fewer)
+        assert counts[-1] == 1 and loader.resolve("r1999") is None
+        assert log == [("apply", "p", {"i": "new"}), ("dispose", "p", {"i": 1999})]  # §6.2 order
+        assert [e.id for e in loader.entries()][4:7] == ["r4", "new", "r5"]
+        assert report.action_of("r1999") == "stopped" and report.action_of("new") == "started"
+        # rows reordered: the full path
+        await loader.update(fewer[::-1])
+        assert counts[-1] == 2000 and [e.id for e in loader.entries()] == [r["id"] for r in fewer[::-1]]
         await loader.stop()
     run(main())
 
@@ -132,6 +141,10 @@ def test_equal_row_with_js_disabled_is_evaluated_again(monkeypatch):
         report = await loader.update(rows())          # equal rows, but `disabled` reads the env
         assert counts[-1] == 1 and report.action_of("b") == "stopped"
         assert states(loader) == {"a": "ACTIVE", "b": "DISABLED"}
+        del os.environ[flag]                            # and when a row is added at the same time
+        report = await loader.update(rows() + [{"id": "c", "name": "p", "config": {"v": 3}}])
+        assert counts[-1] == 2 and report.action_of("b") == "started"
+        assert states(loader) == {"a": "ACTIVE", "b": "ACTIVE", "c": "ACTIVE"}
         await loader.stop()
     run(main())
 

@@ -68,17 +68,31 @@ def clone(rows):
     return [{**r, "config": clone(r["config"])} if r.get("group") else dict(r) for r in rows]
 
 
-EDITS = ["config", "fail", "name", "disabled", "inject", "isolate", "intercept"]
+EDITS = ["config", "fail", "name", "disabled", "inject", "isolate", "intercept", "add", "remove",
+         "move", "id"]
 
 
 def edited(rows: list, index: int, change: str, value: int) -> list:
     """A copy of ``rows`` with one plain row changed in one option (same ids, same places)."""
     rows = clone(rows)
+    if change == "add":     # a new plain row (its id may clash with one inside a group)
+        new_id = ["n", "m", "a"][value]
+        if all(r["id"] != new_id for r in rows):
+            rows.insert(index % (len(rows) + 1), {"id": new_id, "name": NAMES[index], "config": {"v": 0}})
+        return rows
+    if change == "remove" and rows:
+        del rows[index % len(rows)]
+        return rows
+    if change == "move" and len(rows) > 1:
+        rows.insert(value % len(rows), rows.pop(index % len(rows)))
+        return rows
     plain = [r for r in rows if not r.get("group")]
     if not plain:
         return rows
     target = plain[index % len(plain)]
-    if change == "config":
+    if change == "id":      # renumbered: one row goes, another comes at its place
+        target["id"] = ["x", "y", "a"][value]
+    elif change == "config":
         target["config"] = {"v": value}
     elif change == "fail":
         target["config"] = {"fail": True}
