@@ -31,8 +31,9 @@ def run(
     log_format: Annotated[str, typer.Option("--log-format", help="rich or json (JSON lines).")] = "rich",
     run_for: Annotated[Optional[float], typer.Option(
         "--for", help="Run this many seconds, then shut down gracefully.", show_default=False)] = None,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Fail rows whose plugin has no Python implementation (default: skip them).")] = False,
+    skip_unavailable: Annotated[bool, typer.Option(
+        "--skip-unavailable", help="Run the other rows when a plugin has no Python implementation, and "
+        "report the skipped ones (default: such rows fail the boot).")] = False,
     watch: Annotated[bool, typer.Option(
         "--watch/--no-watch", help="Hot-reload saved user layers and plugin modules (else only `dshctl reload`).")] = True,
     apply_timeout: Annotated[float, typer.Option(
@@ -47,7 +48,7 @@ def run(
     check_format(log_format, ("rich", "json"))
     s = effective(ctx, home, profile)
     options = HostOptions(home=s.home, profile=s.profile, patches=list(patch or []), resume=resume,
-                          strict=strict, run_for=run_for, apply_timeout=apply_timeout, watch=watch)
+                          skip_unavailable=skip_unavailable, run_for=run_for, apply_timeout=apply_timeout, watch=watch)
     code = asyncio.run(run_host(options, HostLog(log_format)))
     raise typer.Exit(code)
 

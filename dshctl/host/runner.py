@@ -26,7 +26,7 @@ class HostOptions:
     profile: str
     patches: list = field(default_factory=list)
     resume: bool = False
-    strict: bool = False            # rows without a Python implementation fail instead of being skipped
+    skip_unavailable: bool = False  # rows without a Python implementation are skipped, not failed
     run_for: float | None = None    # seconds, then a graceful shutdown (CI, demos)
     force_polling: bool | None = None
     module_reload: bool = True
@@ -56,6 +56,7 @@ class Host:
         self.control = None
         self._stopping = asyncio.Event()
         self._resumed_digest: str | None = None   # a tree booted from last-good runs under its digest
+        self._boot_error: DshctlError | None = None  # why the loader refused the tree at boot
 
     # ---- boot ----------------------------------------------------------------------------------
     async def boot(self) -> None:
@@ -80,11 +81,21 @@ class Host:
             rows = fallback.rows
             self._resumed_digest = fallback.digest
         if report is None:
-            raise DshctlError("the profile failed to start", loc=Loc(str(self.profile_dir)),
-                              hint="fix the rows named above, or run with --resume to boot the last good tree")
+            raise self._boot_failure()
         self.rows, self.digest = rows, self._resumed_digest or lastgood.rows_digest(rows)
         if report.ok and self.source == "layers":
             await self._commit(rows)
+
+    def _boot_failure(self) -> DshctlError:
+        """The loader's own error (every failed row with file:line:col), said to stop the host."""
+        err = self._boot_error
+        if err is None:
+            return DshctlError("the profile failed to start", loc=Loc(str(self.profile_dir)),
+                               hint="fix the rows named above, or run with --resume to boot the last good tree")
+        hint = err.hint or "fix the rows named above"
+        if "--skip-unavailable" not in hint:
+            hint += "; or run with --resume to boot the last good tree"
+        return DshctlError(f"the profile failed to start: {err.message}", loc=err.loc, hint=hint)
 
     def _initial_rows(self) -> list:
         try:
@@ -108,13 +119,14 @@ class Host:
     async def _start(self, rows: list):
         """Start a fresh loader on ``rows``; the report, or None when the loader refused the tree."""
         from dshctl.loader import Loader, LoaderError
-        from .resolver import HostResolver
-        resolver = HostResolver(home=self.options.home, profile_dir=self.profile_dir)
-        self.loader = Loader(self.root, home=self.options.home, skip_unavailable=not self.options.strict,
-                             resolver=resolver)
+        from dshctl.loader.resolve import PluginResolver
+        resolver = PluginResolver(home=self.options.home, profile_dir=self.profile_dir)
+        self.loader = Loader(self.root, home=self.options.home,
+                             skip_unavailable=self.options.skip_unavailable, resolver=resolver)
         try:
             report = await self.loader.start(rows, base_dir=self.profile_dir)
         except LoaderError as err:
+            self._boot_error = err
             self.log.event("host/boot-failed", str(err), level="error", hint=err.hint)
             self.loader = None
             return None

@@ -84,11 +84,13 @@ def split_specifier(name: str) -> tuple[str, str]:
 
 
 class PluginResolver:
-    """Resolves names for one host. ``builtins`` maps ``cordis:<key>`` to plugin objects."""
+    """Resolves names for one host. ``builtins`` maps ``cordis:<key>`` to plugin objects;
+    ``profile_dir`` adds the profile's ``node_modules`` for rows declared outside it (``--patch``)."""
 
     def __init__(self, *, home: Path | None = None, builtins: dict[str, Any] | None = None,
-                 shipped: dict[str, str] | None = None):
+                 shipped: dict[str, str] | None = None, profile_dir: Path | None = None):
         self.home = home
+        self.profile_dir = Path(profile_dir) if profile_dir is not None else None
         self.builtins = dict(builtins or {})
         self.shipped = SHIPPED_PLUGINS if shipped is None else shipped
         self._entry_points: dict[str, Callable[[], Any]] | None = None
@@ -153,12 +155,14 @@ class PluginResolver:
         return None
 
     def _node_module_roots(self, base: Path) -> list[Path]:
-        """Node's lookup: ``node_modules`` in the directory and each ancestor, then the home's."""
+        """Node's lookup: ``node_modules`` in the declaring directory and each ancestor (a bundle's
+        rows find its sibling bundles this way), then the profile's, then ``$DSH_HOME/profiles``'."""
         base = Path(base)
         roots = [d / "node_modules" for d in (base, *base.parents) if d.name != "node_modules"]
+        extra = [self.profile_dir / "node_modules"] if self.profile_dir is not None else []
         if self.home is not None:
-            roots.append(Path(self.home) / "profiles" / "node_modules")
-        return roots
+            extra.append(Path(self.home) / "profiles" / "node_modules")
+        return roots + [root for root in extra if root not in roots]
 
     @staticmethod
     def _unavailable(name: str, row_id: str, loc: Loc | None, why: str) -> PluginUnavailable:

@@ -54,6 +54,44 @@ def test_rich_log_is_plain_text_when_piped(tmp_path):
     assert "row/started" in result.stdout and "a (./plugins/svc.py)" in result.stdout
 
 
+NODE_ROWS = ROWS + """\
+    - id: llm
+      name: "@deepseek-ai/dsh-llm"
+    - id: tui
+      name: "@deepseek-ai/dsh-tui"
+"""
+
+
+def test_a_row_without_a_python_plugin_fails_the_boot_naming_each_row(tmp_path):
+    home = make_home(tmp_path, NODE_ROWS)
+    result = run_for(home)
+    assert result.returncode == 1
+    [line, hint] = [x for x in result.stderr.splitlines() if x.strip()][-2:]
+    patch = bundle_dir(home) / "cordis.patch.yml"
+    assert line.startswith(f"dshctl: error: {patch}:8:13: the profile failed to start")
+    assert 'plugin "@deepseek-ai/dsh-llm" (row llm' in line
+    assert f'{patch}:10:13: no Python implementation for plugin "@deepseek-ai/dsh-tui" (row tui' in line
+    assert "--skip-unavailable" in hint and "Traceback" not in result.stderr
+    assert not (home / "profiles" / "p" / ".dshctl" / "last-good.json").exists()  # nothing ran
+
+
+def test_skip_unavailable_runs_the_rest_and_reports_the_skipped_rows(tmp_path):
+    home = make_home(tmp_path, NODE_ROWS)
+    result = run_for(home, "--skip-unavailable")
+    assert result.returncode == 0, result.stderr
+    skipped = [e["message"] for e in events(result) if e["event"] == "row/skipped"]
+    assert [m.split(" ")[0] for m in skipped] == ["llm", "tui"]
+    assert all("no Python implementation" in m for m in skipped)
+    started = [e["message"].split(" ")[0] for e in events(result) if e["event"] == "row/started"]
+    assert started == ["a", "c"]
+
+
+def test_strict_is_gone(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--home", str(tmp_path), "host", "run", "--strict"])
+    assert exit_info.value.code == 2
+
+
 def test_bad_log_format_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--home", str(tmp_path), "host", "run", "--log-format", "xml"])

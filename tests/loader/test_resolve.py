@@ -144,3 +144,26 @@ def test_several_unavailable_rows_name_each_location_once(tmp_path):
                         f"plugin); {tmp_path}/cordis.yml:2:17: no Python implementation for plugin "
                         f'"@deepseek-ai/dsh-tui" (row b; probably a Node plugin)')
     run(main())
+
+
+def test_bare_names_walk_every_parent_node_modules_then_the_profiles(tmp_path):
+    """Like Node: the declaring file's directory and each ancestor's ``node_modules`` (nearest wins),
+    then the profile's own ``node_modules`` for rows declared outside the profile."""
+    profile = tmp_path / "home" / "profiles" / "web"
+    sibling = profile / "node_modules" / "@demo" / "sibling"
+    write_module(sibling / "plugin.py", "profile-level")
+    (sibling / "package.json").write_text(json.dumps({"name": "@demo/sibling", "dsh": {"python": "plugin.py"}}))
+    declaring = profile / "node_modules" / "@demo" / "user"          # a bundle naming its sibling
+    nested = declaring / "node_modules" / "@demo" / "sibling"        # its own copy is nearer
+    resolver = PluginResolver(home=tmp_path / "home", profile_dir=profile, shipped={})
+    resolver._entry_points = {}
+    assert resolver.resolve("@demo/sibling", declared_in=declaring).name == "profile-level"
+    write_module(nested / "plugin.py", "nested")
+    (nested / "package.json").write_text(json.dumps({"name": "@demo/sibling", "dsh": {"python": "plugin.py"}}))
+    assert resolver.resolve("@demo/sibling", declared_in=declaring).name == "nested"
+    outside = tmp_path / "elsewhere" / "patches"                     # a --patch file's directory
+    assert resolver.resolve("@demo/sibling", declared_in=outside).name == "profile-level"
+    without_profile = PluginResolver(home=tmp_path / "home", shipped={})
+    without_profile._entry_points = {}
+    with pytest.raises(PluginUnavailable):
+        without_profile.resolve("@demo/sibling", declared_in=outside)
