@@ -7,6 +7,7 @@ double-quoted with escapes, or a literal block for multi-line text.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -19,6 +20,7 @@ _UNSAFE_IN_PLAIN = re.compile(r": |:$| #|[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\u
 _PRINTABLE_BLOCK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 
 
+@functools.lru_cache(maxsize=16384)  # keys and names repeat on every row of a dump
 def _plain_ok(s: str, *, typed: bool = True) -> bool:
     if not s or s != s.strip() or s[0] in _INDICATORS and not _dash_like(s):
         return False
@@ -34,25 +36,18 @@ def _dash_like(s: str) -> bool:
     return s[0] in "-?" and len(s) > 1 and s[1] not in " \t"
 
 
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]')
+
+
+def _escape(match: re.Match) -> str:
+    ch = match.group(0)
+    return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+
+
 def quote(s: str) -> str:
     """A double-quoted YAML scalar that reads back as exactly ``s``."""
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif o < 0x20 or 0x7F <= o <= 0x9F or ch in "\u2028\u2029\ufeff":
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + _NEEDS_ESCAPE.sub(_escape, s) + '"'
 
 
 def scalar(value: Any) -> str:
