@@ -38,20 +38,58 @@ def run(cmd: list[str]) -> int:
     return subprocess.run(cmd, cwd=ROOT).returncode
 
 
+DEMO_URL = "http://127.0.0.1:9090"   # the http port the demo profile's user layer sets
+
+
 def demo() -> int:
     dshctl = [str(BIN / "dshctl"), "--home", str(ROOT / "examples" / "home")]
     for sub in (["profile", "dump"], ["preset", "list"]):
         code = run(dshctl + sub)
         if code:
             return code
-    # The main job: run the demo profile on the host for a few seconds. A --patch layer (applied after
-    # the user layers) turns the status page back on and makes the timer tick every 2 s, so there is
-    # something to see; open the printed status page URL while it runs. Without --for it runs until ^C.
-    import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        patch = Path(tmp) / "demo.patch.yml"
-        patch.write_text("- id: status-page\n  disabled: false\n- id: timer\n  config:\n    interval: 2\n")
-        return run(dshctl + ["host", "run", "--patch", str(patch), "--for", "8"])
+    # The main job: run the demo profile on the host for 8 s (without --for it runs until ^C). While it
+    # runs, ask it for one echo route and its status page, as a person would in a browser.
+    cmd = dshctl + ["host", "run", "--for", "8"]
+    print("+ " + " ".join(cmd), flush=True)
+    host = subprocess.Popen(cmd, cwd=ROOT)
+    try:
+        for path in ("/echo/upper?text=hello", "/status.json"):
+            answer = fetch(DEMO_URL + path, host)
+            if answer is None:
+                break
+            print(f"\n--- GET {DEMO_URL}{path}\n{summarize(path, answer)}\n", flush=True)
+    finally:
+        code = host.wait()
+    return code
+
+
+def fetch(url: str, host: subprocess.Popen, deadline_s: float = 30.0) -> str | None:
+    """GET ``url`` once the host serves it (it may still be booting); None if the host exited first."""
+    import time
+    import urllib.error
+    import urllib.request
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline and host.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.read().decode()
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.2)
+    print(f"--- {url} did not answer", flush=True)
+    return None
+
+
+def summarize(path: str, body: str) -> str:
+    """The status page JSON as one line per row (state and id); anything else as it came."""
+    if not path.startswith("/status.json"):
+        return body.rstrip()
+    import json
+
+    def lines(rows, depth=0):
+        for row in rows:
+            yield f"{'  ' * depth}{row['state']:<9} {row['id']} ({row['name']})"
+            yield from lines(row.get("children") or [], depth + 1)
+    return "\n".join(lines(json.loads(body)["rows"]))
 
 
 def test(extra: list[str]) -> int:

@@ -183,7 +183,7 @@ def test_explain_field_lists_layers_values_and_winner(capsys, demo):
 
 
 def test_explain_disabled_row_names_the_layer(capsys, demo):
-    _, out, _ = cli(capsys, "profile", "explain", "status-page", "--home", str(demo))
+    _, out, _ = cli(capsys, "profile", "explain", "echo-lower", "--home", str(demo))
     assert "state: disabled by " + str(demo / "profiles/web/cordis.patch.yml") in out
 
 

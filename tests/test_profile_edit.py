@@ -61,11 +61,12 @@ def test_disable_appends_a_patch_and_keeps_comments(capsys, demo):
 
 
 def test_enable_updates_the_existing_patch_instead_of_appending(capsys, demo):
-    code, _, _ = cli(capsys, "profile", "enable", "status-page", "--home", str(demo))
+    code, _, _ = cli(capsys, "profile", "enable", "echo-lower", "--home", str(demo))
     text = layer(demo).read_text()
-    assert code == 0 and text.count("id: status-page") == 1 and "disabled: false" in text
-    assert "# Turn the status page off" in text
-    assert rows(demo)["status-page"]["disabled"] is False
+    assert code == 0 and text.count("id: echo-lower") == 1 and "disabled: false" in text
+    assert "# Turn one echo row off" in text
+    echoes = {c["id"]: c for c in rows(demo)["echoes"]["config"]}
+    assert echoes["echo-lower"]["disabled"] is False
 
 
 def test_set_writes_the_whole_config_and_says_so(capsys, demo):

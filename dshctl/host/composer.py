@@ -51,7 +51,7 @@ class HostComposer:
         self.bundles = [layer.label for layer in self._bundle_layers]
         self._launcher = None
         self.booted = True
-        return self._compose()
+        return self._compose(reload=False)
 
     def compose(self) -> Composed:
         """Fresh user layers over the boot-time copies. Raises DshctlError or RestartRequired.
@@ -61,10 +61,12 @@ class HostComposer:
         if not self.booted:
             return self.boot()
         self.check_membership()
-        return self._compose()
+        return self._compose(reload=True)
 
-    def _compose(self) -> Composed:
-        base = self._bundle_layers + L.user_layers(self.home, self.profile) + self._patch_layers
+    def _compose(self, *, reload: bool) -> Composed:
+        # dsh labels the profile layer `overlay` at boot and `patches` on a live reload (§6)
+        user = L.user_layers(self.home, self.profile, reload=reload)
+        base = self._bundle_layers + user + self._patch_layers
         if self._launcher is None:  # layer 5 is computed once, from the first composition
             self._launcher = launcher_layer(compose_layers(base, track=False).rows)
         layers = base + [self._launcher] if self._launcher.patches else base

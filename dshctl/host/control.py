@@ -72,15 +72,22 @@ class ControlServer:
         finally:
             os.umask(old_umask)
         os.chmod(self.path, self.mode)
+        self._inode = self.path.stat().st_ino
+
+    _inode: int | None = None   # of the socket file this server bound
 
     async def stop(self) -> None:
+        """Close the server and remove its socket file: only ours, never another host's (a server
+        that failed to start, or whose path was since re-bound, leaves the file alone)."""
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
             self._server = None
         with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+            if self._inode is not None and self.path.stat().st_ino == self._inode:
+                self.path.unlink()
+        self._inode = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

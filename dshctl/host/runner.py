@@ -57,6 +57,7 @@ class Host:
         self._stopping = asyncio.Event()
         self._resumed_digest: str | None = None   # a tree booted from last-good runs under its digest
         self._boot_error: DshctlError | None = None  # why the loader refused the tree at boot
+        self._claim: int | None = None   # fd of the profile's host lock, held until shutdown
 
     # ---- boot ----------------------------------------------------------------------------------
     async def boot(self) -> None:
@@ -66,6 +67,7 @@ class Host:
         self.root.provide("host", self)
         self._watch_lifecycle()
         rows = self._initial_rows()
+        self._claim = state_dir.claim(self.options.home, self.options.profile)  # the profile exists now
         report = await self._start(rows)
         if report is not None and report.ok and self.source == "layers":
             await self._commit(rows)
@@ -131,7 +133,8 @@ class Host:
             self.loader = None
             return None
         self.boot_report = report.to_json()
-        self._log_rows(report.to_json()["rows"], "boot")
+        annotate(self.boot_report["rows"], rows)
+        self._log_rows(self.boot_report["rows"], "boot")
         failed = [r for r in report.rows if r.action == "failed"]
         if failed:
             self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
@@ -164,6 +167,8 @@ class Host:
                 continue
             level = "error" if action == "failed" else "warn" if action in ("skipped", "rolled-back") else "info"
             where = f" at {row['loc']}" if row.get("loc") and action == "failed" else ""
+            if row.get("config_loc"):
+                where += f" (config set at {row['config_loc']})"
             reason = f": {row['reason']}" if row.get("reason") else ""
             self.log.event(f"row/{action}", f"{row['id']} ({row['name']}){where}{reason}", level=level,
                            during=what)
@@ -275,7 +280,10 @@ class Host:
             await self.control.stop()
         if self.loader is not None:
             await self.loader.stop()
-        self.log.event("host/stopped", "every row disposed")
+        if self._claim is not None:
+            os.close(self._claim)   # releases the host lock
+            self._claim = None
+        self.log.event("host/stopped", "every row disposed" if self.loader else "nothing was running")
 
 
 async def run_host(options: HostOptions, log: HostLog) -> int:

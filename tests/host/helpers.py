@@ -50,6 +50,8 @@ async def apply(ctx, config):
         await asyncio.Event().wait()
     if config.get("fail"):
         raise RuntimeError("boom: " + str(config["fail"]))
+    if config.get("fail_if_exists") and __import__("os").path.exists(config["fail_if_exists"]):
+        raise RuntimeError("boom: the marker file exists")   # fails the rollback's restart too
     if config.get("bad_dispose"):
         def dispose():
             raise RuntimeError("disposer exploded")
@@ -120,8 +122,13 @@ def drift(doc: dict) -> list[str]:
     return [line for line in doc["host"]["drift"] if "dshctl's own code" not in line]
 
 
+# Deadlines for conditions the tests wait for. They are generous on purpose: CI runs the whole suite on
+# a loaded 2-core machine, and a wait only takes long when the machine is slow (or the test fails).
+WAIT_S = 30.0
+
+
 # ---- in-process host -------------------------------------------------------------------------------
-def run_async(timeout: float = 20):
+def run_async(timeout: float = 4 * WAIT_S):
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -156,7 +163,7 @@ class InProcess:
         return [e for e in lines if kind is None or e["event"] == kind]
 
 
-async def until(predicate, timeout: float = 5.0, what: str = "condition"):
+async def until(predicate, timeout: float = WAIT_S, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -189,7 +196,7 @@ class HostProcess:
         except ValueError:
             pass  # a test closed the pipe on purpose
 
-    def wait_for(self, event: str, timeout: float = 10.0, match=lambda e: True) -> dict:
+    def wait_for(self, event: str, timeout: float = WAIT_S, match=lambda e: True) -> dict:
         for seen in self.seen:
             if seen["event"] == event and match(seen) and not seen.get("_used"):
                 seen["_used"] = True
@@ -208,7 +215,7 @@ class HostProcess:
                 return item
         raise AssertionError(f"no {event} within {timeout}s; saw {[e['event'] for e in self.seen]}")
 
-    def cli(self, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    def cli(self, *args: str, timeout: float = WAIT_S) -> subprocess.CompletedProcess:
         return subprocess.run([DSHCTL, "--home", str(self.home), *args, "--profile", self.profile],
                               capture_output=True, text=True, timeout=timeout)
 
@@ -225,7 +232,7 @@ class HostProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(WAIT_S)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -233,7 +240,7 @@ class HostProcess:
 
     def __enter__(self):
         try:
-            self.wait_for("host/ready", timeout=15)
+            self.wait_for("host/ready", timeout=2 * WAIT_S)
         except BaseException:
             self.stop()  # never leave a host behind
             raise
@@ -243,7 +250,20 @@ class HostProcess:
         self.stop()
 
 
-def http_get(url: str, timeout: float = 5) -> tuple[int, bytes]:
+def eventually(probe, expected=True, timeout: float = WAIT_S, what: str = "condition"):
+    """Poll ``probe()`` until it returns ``expected`` (or is truthy when ``expected`` is True); its
+    last value otherwise, in the assertion message."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = probe()
+        if (value if expected is True else value == expected):
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {value!r}")
+
+
+def http_get(url: str, timeout: float = WAIT_S) -> tuple[int, bytes]:
     import urllib.error
     import urllib.request
     try:

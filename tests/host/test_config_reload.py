@@ -1,8 +1,11 @@
 """Config hot reload in process: real files, real watchfiles, the real loader and runtime."""
 from __future__ import annotations
 
+import pytest
 
+from dshctl.errors import DshctlError
 from dshctl.host import lastgood
+from dshctl.host.composer import HostComposer
 
 from .helpers import InProcess, make_home, row_map, run_async, until, user_file, write
 
@@ -141,3 +144,32 @@ async def test_failure_event_is_broadcast_and_listener_errors_only_logged(tmp_pa
         # the watcher survived: a valid edit still applies
         write(user_file(home), "- id: a\n  config: {service: alpha, tag: after}\n")
         await until(lambda: host.last_reload.verdict == "applied", what="the next edit")
+
+
+def test_profile_layer_is_overlay_at_boot_and_patches_on_a_live_reload(tmp_path):
+    """dsh-config.md §6 `<label>`: the same bad profile layer is reported as `overlay` when the host
+    boots and as `patches` when a live reload re-reads it; the home layer is `patches` both times."""
+    home = make_home(tmp_path, ROWS, user="a: 1\n")
+    profile_layer = user_file(home)
+    with pytest.raises(DshctlError) as info:
+        HostComposer(home, "p").boot()           # what `host run` does first
+    assert info.value.message == (f"overlay {profile_layer} must be a top-level YAML array of loader "
+                                  "patch entries")
+
+    @run_async()
+    async def live():
+        write(profile_layer, "[]\n")
+        run = InProcess(home)
+        async with run as host:
+            write(profile_layer, "a: 1\n")
+            await until(lambda: host.last_reload is not None and host.last_reload.verdict == "rejected",
+                        what="the rejected reload")
+            assert host.last_reload.errors[0]["message"] == (
+                f"patches {profile_layer} must be a top-level YAML array of loader patch entries")
+            write(profile_layer, "- id: a\n  config: [broken\n")
+            await until(lambda: "failed to parse" in host.last_reload.errors[0]["message"],
+                        what="the parse error")
+            assert host.last_reload.errors[0]["message"].startswith(f"failed to parse patches {profile_layer}: ")
+            assert [e["message"] for e in run.events("reload/error")][0].endswith(
+                f"patches {profile_layer} must be a top-level YAML array of loader patch entries")
+    live()

@@ -15,7 +15,7 @@ import pytest
 from dshctl.errors import DshctlError
 from dshctl.host import control
 
-from .helpers import run_async
+from .helpers import WAIT_S, run_async
 
 
 async def echo(request: dict) -> dict:
@@ -25,11 +25,11 @@ async def echo(request: dict) -> dict:
 def _client_as_nobody(sock: Path) -> dict:
     """Connect as uid 65534 from a separate process (setpriv changes the uid before exec)."""
     # The host answers a refused peer at once and hangs up, so the probe only reads.
-    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(5)\ns.connect(sys.argv[1])\n"
+    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(30)\ns.connect(sys.argv[1])\n"
              "print(s.makefile().readline())\n")
     result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                              "/usr/bin/python3", "-c", probe, str(sock)],
-                            capture_output=True, text=True, timeout=10)
+                            capture_output=True, text=True, timeout=2 * WAIT_S)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import dshctl.host.runner as runner_module
@@ -190,7 +191,7 @@ async def test_item_69_saves_within_the_debounce_window_are_batched(tmp_path):
     async with InProcess(home) as host:
         for version in (2, 3, 4):
             write(svc_file(home), svc_version(SVC_V2, version))
-            await asyncio.sleep(0.01)
+            time.sleep(0.01)   # 10 ms apart on disk; blocking, so a slow loop cannot stretch the gaps
         await until(lambda: host.root.get("alpha") is not None and host.root.get("alpha").version == 4,
                     what="the final content")
         await asyncio.sleep(0.3)
@@ -203,9 +204,10 @@ async def test_item_70_config_refreshes_are_serialized_coalesced_and_awaited_on_
     run = InProcess(home)
     async with run as host:
         start = host.reloader.passes
-        for i in range(5):   # each apply takes 0.2 s, so these land while a refresh runs
+        write(user_file(home), "- id: c\n  config: {sleep: 0.2, tag: 0}\n")
+        await until(lambda: host.reloader.lock.locked(), what="the first refresh")
+        for i in range(1, 5):   # these land while that refresh runs (its apply takes 0.2 s)
             write(user_file(home), f"- id: c\n  config: {{sleep: 0.2, tag: {i}}}\n")
-            await asyncio.sleep(0.03)
         await until(lambda: host.loader.resolve("c").options["config"]["tag"] == 4, what="the last edit")
         await asyncio.sleep(0.3)
         assert host.reloader.passes - start <= 3         # coalesced: never one pass per save

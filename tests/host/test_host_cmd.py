@@ -86,6 +86,23 @@ def test_skip_unavailable_runs_the_rest_and_reports_the_skipped_rows(tmp_path):
     assert started == ["a", "c"]
 
 
+def test_a_row_failing_at_boot_names_where_its_config_was_set(tmp_path):
+    home = make_home(tmp_path, ROWS, user="- id: c\n  config: {fail: at boot}\n")
+    result = run_for(home)
+    assert result.returncode == 0, result.stderr               # dsh's boot audit: the rest runs
+    [failed] = [e["message"] for e in events(result) if e["event"] == "row/failed"]
+    assert failed.startswith(f"c (./plugins/boom.py) at {bundle_dir(home) / 'cordis.patch.yml'}:5:")
+    assert f"(config set at {user_file(home)}:2:11)" in failed and "boom: at boot" in failed
+
+
+def test_a_profile_that_does_not_exist_is_one_error_line(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    result = dshctl(home, "host", "run", "--profile", "nope", "--for", "1", "--log-format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert 'profile "nope" does not exist' in result.stderr
+    assert events(result)[-1]["message"] == "nothing was running"
+
+
 def test_strict_is_gone(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--home", str(tmp_path), "host", "run", "--strict"])

@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 
 from dshctl.host import control
 
-from .helpers import DSHCTL, HostProcess, drift, http_get, make_home, row_map, user_file, write
+from .helpers import DSHCTL, WAIT_S, HostProcess, drift, eventually, http_get, make_home, row_map, user_file, write
 
 ROWS = """\
     - id: http
@@ -30,8 +29,12 @@ ROWS = """\
 
 
 def boot(tmp_path, rows=ROWS, **kw) -> HostProcess:
+    return boot_with(tmp_path, rows=rows, **kw)
+
+
+def boot_with(tmp_path, *extra: str, rows=ROWS, **kw) -> HostProcess:
     home = make_home(tmp_path, rows, **kw)
-    host = HostProcess(home).__enter__()
+    host = HostProcess(home, "p", *extra).__enter__()
     try:
         host.url = host.wait_for("host/http")["url"]
     except BaseException:
@@ -60,17 +63,18 @@ def with_c(old: dict, config: dict, state: str = "ACTIVE") -> dict:
     return new
 
 
-def settle(host, timeout: float = 5.0) -> None:
-    """Wait until the watcher has nothing left to do (two equal status reads 0.2 s apart)."""
-    deadline = time.monotonic() + timeout
-    previous = None
-    while time.monotonic() < deadline:
-        doc = host.status()["host"]
-        key = (doc["reloads"], doc["running_digest"])
-        if key == previous and not doc["reloading"]:
-            return
-        previous = key
-        time.sleep(0.2)
+def status_now(host) -> dict:
+    """The status document straight from the socket (no CLI start-up: for tight polling)."""
+    return control.request(host.home / "profiles" / "p" / ".dshctl" / "host.sock", {"op": "status"})["status"]
+
+
+def running(host, expected: dict, what: str = "the expected tree") -> None:
+    """Wait until the host runs exactly ``expected`` with no reload in flight (the watcher may still
+    be picking up the last save on a slow machine)."""
+    def now():
+        doc = status_now(host)
+        return row_map(doc["rows"]) if not doc["host"]["reloading"] else None
+    eventually(now, expected, what=what)
 
 
 def test_plugin_raising_in_apply_is_rolled_back(tmp_path):
@@ -112,11 +116,11 @@ def test_plugin_raising_in_a_disposer_still_unloads(tmp_path):
     try:
         old = tree(host)
         write(user_file(host.home), "- id: c\n  disabled: true\n")
-        settle(host)
-        code, outcome = host.reload()
-        assert code == 0
         expected = dict(old)
         expected["c"] = ("./plugins/boom.py", "DISABLED", {"bad_dispose": True})
+        running(host, expected, "the watcher to disable c")
+        code, outcome = host.reload()
+        assert code == 0 and outcome["verdict"] == "unchanged"
         doc = assert_serves_and_tells_the_truth(host, expected)
         assert drift(doc) == []
         host.wait_for("runtime/log", match=lambda e: "disposer exploded" in e["message"])
@@ -137,7 +141,7 @@ def test_yaml_syntax_error_mid_edit_is_rejected_with_its_location(tmp_path):
         doc = assert_serves_and_tells_the_truth(host, old)
         assert doc["last_reload"]["verdict"] == "rejected"
         path.write_text("- id: c\n  config: {tag: new}\n")   # the save completes
-        settle(host)
+        running(host, with_c(old, {"tag": "new"}), "the completed save to apply")
         assert_serves_and_tells_the_truth(host, with_c(old, {"tag": "new"}))
     finally:
         host.stop()
@@ -161,7 +165,7 @@ def test_fifty_rapid_saves_end_on_the_last_one(tmp_path):
         old = tree(host)
         for i in range(50):
             write(user_file(host.home), f"- id: c\n  config: {{tag: save-{i}}}\n")
-        settle(host)
+        running(host, with_c(old, {"tag": "save-49"}), "the last save to apply")
         doc = assert_serves_and_tells_the_truth(host, with_c(old, {"tag": "save-49"}))
         assert doc["host"]["reloads"] < 50          # coalesced, never one reload per save
         assert drift(doc) == []
@@ -172,20 +176,22 @@ def test_fifty_rapid_saves_end_on_the_last_one(tmp_path):
 
 
 def test_sigkill_of_a_reload_client_mid_request(tmp_path):
-    host = boot(tmp_path)
+    # no watcher: the killed client's request is the only thing that can start this reload
+    host = boot_with(tmp_path, "--no-watch", "--apply-timeout", "20")   # (the last --apply-timeout wins)
     try:
         old = tree(host)
-        write(user_file(host.home), "- id: c\n  config: {sleep: 0.8, tag: slow}\n")
+        write(user_file(host.home), "- id: c\n  config: {sleep: 2, tag: slow}\n")
         client = subprocess.Popen([DSHCTL, "--home", str(host.home), "reload", "--profile", "p"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.3)
-        client.send_signal(signal.SIGKILL)
+        eventually(lambda: status_now(host)["host"]["reloading"], what="the client's reload to start")
+        client.send_signal(signal.SIGKILL)          # mid-request: the host is inside apply
         client.wait()
-        settle(host)
-        doc = assert_serves_and_tells_the_truth(host, with_c(old, {"sleep": 0.8, "tag": "slow"}))
-        assert doc["last_reload"]["verdict"] in ("applied", "unchanged") and drift(doc) == []
-        code, _ = host.reload()                      # the socket still answers the next client
-        assert code == 0
+        new = with_c(old, {"sleep": 2, "tag": "slow"})
+        running(host, new, "the orphaned reload to finish")
+        doc = assert_serves_and_tells_the_truth(host, new)
+        assert doc["last_reload"]["verdict"] == "applied" and drift(doc) == []
+        code, outcome = host.reload()                # the socket still answers the next client
+        assert code == 0 and outcome["verdict"] == "unchanged"
     finally:
         host.stop()
 
@@ -194,7 +200,7 @@ def test_sigterm_disposes_every_row_and_exits_zero(tmp_path):
     host = boot(tmp_path)
     host.proc.send_signal(signal.SIGTERM)
     host.wait_for("host/stopped")
-    assert host.proc.wait(10) == 0
+    assert host.proc.wait(WAIT_S) == 0
     assert not (host.home / "profiles" / "p" / ".dshctl" / "host.sock").exists()
     result = subprocess.run([DSHCTL, "--home", str(host.home), "status", "--profile", "p"],
                             capture_output=True, text=True)
@@ -229,13 +235,55 @@ def test_a_host_whose_log_reader_went_away_still_stops_on_sigterm(tmp_path):
                 break
         proc.stdout.close()                           # the terminal or pipe reading the log is gone
         write(user_file(home), "- id: c\n  config: {tag: unseen}\n")   # the host logs into it
-        time.sleep(0.5)
-        doc = control.request(home / "profiles" / "p" / ".dshctl" / "host.sock", {"op": "status"})["status"]
-        assert doc["last_reload"]["verdict"] in ("applied", "unchanged")
+        sock = home / "profiles" / "p" / ".dshctl" / "host.sock"
+
+        def verdict():
+            last = control.request(sock, {"op": "status"})["status"]["last_reload"]
+            return last and last["verdict"]
+        eventually(verdict, "applied", what="the edit to apply with nobody reading the log")
         proc.send_signal(signal.SIGTERM)
-        proc.wait(10)                                 # raises TimeoutExpired if it hangs
+        proc.wait(WAIT_S)                             # raises TimeoutExpired if it hangs
         assert not (home / "profiles" / "p" / ".dshctl" / "host.sock").exists()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_failed_rollback_is_reported_as_such_and_exits_1(tmp_path):
+    marker = tmp_path / "marker"
+    rows = ROWS.replace("config: {tag: old}", f"config: {{tag: old, fail_if_exists: '{marker}'}}")
+    host = boot_with(tmp_path, "--no-watch", rows=rows)
+    try:
+        marker.write_text("")        # from now on c fails to start, with its new config or its old one
+        write(user_file(host.home), f"- id: c\n  config: {{tag: new, fail_if_exists: '{marker}'}}\n")
+        code, outcome = host.reload()
+        assert code == 1 and outcome["verdict"] == "rollback-failed"
+        assert "rollback failed" in outcome["summary"]
+        doc = host.status()
+        assert doc["last_reload"]["verdict"] == "rollback-failed"
+        assert row_map(doc["rows"])["c"][1] == "FAILED"          # status says what runs, not what was meant
+        assert http_get(host.url + "status.json")[0] == 200     # the rest still serves
+    finally:
+        host.stop()
+
+
+def test_a_second_host_on_the_same_profile_is_refused_before_starting_anything(tmp_path):
+    host = boot(tmp_path)
+    try:
+        second = subprocess.run([DSHCTL, "--home", str(host.home), "host", "run", "--profile", "p",
+                                 "--log-format", "json", "--for", "5"], capture_output=True, text=True,
+                                timeout=WAIT_S)
+        assert second.returncode == 1
+        assert "a host is already running for this profile" in second.stderr
+        kinds = [json.loads(line)["event"] for line in second.stdout.splitlines()]
+        assert "row/started" not in kinds and kinds[-1] == "host/stopped"
+        # the running host keeps its socket and its tree
+        assert status_now(host)["host"]["pid"] == host.proc.pid
+        assert host.status()["host"]["pid"] == host.proc.pid
+    finally:
+        host.stop()
+    # the lock went with the first host: the profile can be run again
+    again = subprocess.run([DSHCTL, "--home", str(host.home), "host", "run", "--profile", "p", "--for", "0.2"],
+                           capture_output=True, text=True, timeout=WAIT_S)
+    assert again.returncode == 0, again.stderr

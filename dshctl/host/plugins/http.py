@@ -137,7 +137,10 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | Response:
         if ":" in line:
             key, value = line.split(":", 1)
             headers[key.strip().lower()] = value.strip()
-    length = int(headers.get("content-length", "0") or 0)
+    length = headers.get("content-length", "0") or "0"
+    if not length.isdigit():
+        return Response(400, b"bad content-length\n")
+    length = int(length)
     if length > MAX_BODY:
         return Response(413, b"request body too large\n")
     body = await reader.readexactly(length) if length else b""
