@@ -343,7 +343,9 @@ def _row(children):
                   "disabled": st.booleans()})
 
 
-ROWS = st.recursive(st.just([]), lambda children: st.lists(_row(children), max_size=3), max_leaves=8)
+# st.builds(list): a fresh [] per draw. st.just([]) would share one list object, i.e. a YAML alias,
+# and aliases that form cycles are refused (test_alias_cycles_are_refused_not_a_stack_overflow).
+ROWS = st.recursive(st.builds(list), lambda children: st.lists(_row(children), max_size=3), max_leaves=8)
 PATCH = st.fixed_dictionaries(
     {}, optional={"id": IDS, "name": NAMES, "insert": st.one_of(ROWS, st.sampled_from([None, 0, False, ""])),
                   "config": st.one_of(SCALARS, ROWS), "disabled": st.one_of(st.booleans(), st.none()),
@@ -440,7 +442,14 @@ def test_float_ids_in_warnings_are_json_stringified_like_javascript():
 @given(base=ROWS, layers=LAYERS)
 def test_skipping_touches_or_tracking_never_changes_rows_warnings_or_origins(base, layers):
     plist = [Patch(p, label, i) for i, (label, ps) in enumerate(layers) for p in ps]
-    full = apply_patches(base, plist)
+    try:
+        full = apply_patches(base, plist)
+    except PatchError as err:  # e.g. an alias cycle: every mode must refuse it the same way
+        for kwargs in ({"touches": False}, {"track": False}):
+            with pytest.raises(PatchError) as again:
+                apply_patches(base, plist, **kwargs)
+            assert again.value.message == err.message
+        return
     lean = apply_patches(base, plist, touches=False)
     bare = apply_patches(base, plist, track=False)
     assert lean.touches == [] and bare.touches == []
@@ -450,6 +459,16 @@ def test_skipping_touches_or_tracking_never_changes_rows_warnings_or_origins(bas
         assert [s.origin for s in other.sources] == [s.origin for s in full.sources]
         assert len(other.sources) == len(other.rows)
     assert [s.label for s in lean.sources] == [s.label for s in full.sources]
+
+
+def test_alias_cycles_are_refused_not_a_stack_overflow():
+    # `*c` makes the inserted row's config the group's own config list: inserting the row into the
+    # group puts it inside itself. dsh overflows its stack; dshctl says what happened and where.
+    shared = "- insert: [{id: g, name: G, group: true, config: &c []}]\n"
+    for row in ("{id: r, name: R, group: true, config: *c}", "{id: r, name: R, config: *c}"):
+        with pytest.raises(PatchError) as err:
+            run(shared + f"- {{id: g, insert: [{row}]}}\n")
+        assert "cycle" in err.value.message and err.value.loc is not None
 
 
 def test_array_index_keys_come_first_as_in_a_javascript_object():

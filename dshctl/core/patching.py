@@ -183,9 +183,11 @@ class _Pass:
         self.sources = [RowSource(BASE_LABEL) for _ in data]
         self.layer_start = len(data)
         self.before: dict[int, str] = {}
+        self.building: set[int] = set()  # group config lists being indexed (alias cycles)
 
     # -- the index ---------------------------------------------------------------------------
     def build(self, entries: Any, tops: Sequence[int | None] | int | None, where: Loc | None) -> None:
+        """Index ``entries`` (and group children) like dsh's ``buildMap``."""
         for pos, entry in enumerate(entries):
             top = tops[pos] if isinstance(tops, list) else tops
             if entry is None:
@@ -201,7 +203,13 @@ class _Pass:
                 self.top_of[id(entry)] = top
             config = entry.get("config")
             if js_truthy(entry.get("group")) and isinstance(config, list):
-                self.build(config, top, where)
+                if id(config) in self.building:
+                    raise _cycle_error(where)
+                self.building.add(id(config))
+                try:
+                    self.build(config, top, where)
+                finally:
+                    self.building.discard(id(config))
 
     # -- dump provenance -----------------------------------------------------------------------
     def start_layer(self) -> None:
@@ -378,4 +386,34 @@ def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool
         state.apply(p)
     if current is not None:
         state.close_layer(current[1])
+    if shared:
+        _refuse_cycles(data, getattr(base, "loc", None))
     return PatchResult(data, state.warnings, state.touches, state.sources, state.index)
+
+
+def _cycle_error(where: Loc | None) -> PatchError:
+    return PatchError("the rows form a cycle: a YAML alias made a row part of its own config (dsh "
+                      "fails with \"Maximum call stack size exceeded\")", loc=where,
+                      hint="write the shared value out instead of using a YAML alias (&anchor / *alias)")
+
+
+def _refuse_cycles(value: Any, where: Loc | None) -> None:
+    """Aliases shared between patches can make an insert put a row into its own config list; dsh then
+    overflows its stack. Detect it (gray/black DFS, linear in distinct nodes) instead of recursing."""
+    done: set[int] = set()
+    open_: set[int] = set()
+
+    def visit(node: Any) -> None:
+        key = id(node)
+        if key in done:
+            return
+        if key in open_:
+            raise _cycle_error(getattr(node, "loc", None) or where)
+        open_.add(key)
+        for child in (node.values() if isinstance(node, dict) else node):
+            if isinstance(child, (dict, list)):
+                visit(child)
+        open_.discard(key)
+        done.add(key)
+
+    visit(value)
