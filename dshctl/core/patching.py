@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from dshctl.core import jsvalue
-from dshctl.core.nodes import JsExpr, YList, YMap, js_truthy
+from dshctl.core.aliasing import StructuredClone, find_cycle
+from dshctl.core.nodes import YList, YMap, js_truthy
 from dshctl.errors import DshctlError, Loc
 
 BASE_LABEL = "cordis.yml"
@@ -95,55 +96,6 @@ class PatchResult:
 
 class PatchError(DshctlError):
     """dsh's patcher would throw (a TypeError in JavaScript); the composition cannot be built."""
-
-
-_OBJECTS = (dict, list, JsExpr)
-_NO_LOCS: dict = {}
-
-
-class _Cloner:
-    """``structuredClone`` for loaded values: shared references stay shared (YAML aliases)."""
-
-    def __init__(self) -> None:
-        self.memo: dict[int, Any] = {}
-        self.shared = False
-
-    def __call__(self, value: Any) -> Any:
-        if isinstance(value, (dict, list)):
-            hit = self.memo.get(id(value))
-            if hit is not None:  # a second reference to one node: the clone shares it too
-                self.shared = True
-                return hit
-            return self._sequence(value) if isinstance(value, list) else self._mapping(value)
-        if type(value) is JsExpr:  # an object in JavaScript: the clone is a new one (=== is identity)
-            hit = self.memo.get(id(value))
-            if hit is None:
-                hit = self.memo[id(value)] = JsExpr(value.expr, value.loc)
-            return hit
-        return value
-
-    def _mapping(self, value: dict) -> YMap:
-        out = YMap.__new__(YMap)
-        self.memo[id(value)] = out
-        items = value.items()
-        if jsvalue.has_index_key(value):  # a JavaScript object lists "2" before "a": so does the clone
-            items = [(k, value[k]) for k in jsvalue.js_key_order(list(value))]
-        for k, v in items:
-            out[k] = self(v) if isinstance(v, _OBJECTS) else v
-        # Position tables are shared, not copied: nothing writes to them except `override`, which
-        # gives its target a copy of its own first.
-        out.loc = getattr(value, "loc", None)
-        out.key_locs = getattr(value, "key_locs", _NO_LOCS)
-        out.value_locs = getattr(value, "value_locs", _NO_LOCS)
-        return out
-
-    def _sequence(self, value: list) -> YList:
-        seq = YList.__new__(YList)
-        self.memo[id(value)] = seq
-        seq.extend([self(v) if isinstance(v, _OBJECTS) else v for v in value])
-        seq.loc = getattr(value, "loc", None)
-        seq.item_locs = getattr(value, "item_locs", [])  # shared: never written after parsing
-        return seq
 
 
 def _loc(mapping: Any, key: str | None = None) -> Loc | None:
@@ -364,11 +316,11 @@ def apply_patches(base: Sequence[Any], patches: Iterable[Any], *, clone: bool = 
 
 def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool,
            touches: bool) -> PatchResult:
-    cloner = _Cloner()
+    cloner = StructuredClone()
     data = cloner(list(base))
     plist = _normalize(patches)
     if clone:
-        pc = _Cloner()
+        pc = StructuredClone()
         values = pc([p.value for p in plist])
         plist = [Patch(v, p.layer, p.layer_index) for v, p in zip(values, plist)]
         shared = cloner.shared or pc.shared
@@ -387,7 +339,9 @@ def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool
     if current is not None:
         state.close_layer(current[1])
     if shared:
-        _refuse_cycles(data, getattr(base, "loc", None))
+        node = find_cycle(data)
+        if node is not None:
+            raise _cycle_error(getattr(node, "loc", None) or getattr(base, "loc", None))
     return PatchResult(data, state.warnings, state.touches, state.sources, state.index)
 
 
@@ -395,25 +349,3 @@ def _cycle_error(where: Loc | None) -> PatchError:
     return PatchError("the rows form a cycle: a YAML alias made a row part of its own config (dsh "
                       "fails with \"Maximum call stack size exceeded\")", loc=where,
                       hint="write the shared value out instead of using a YAML alias (&anchor / *alias)")
-
-
-def _refuse_cycles(value: Any, where: Loc | None) -> None:
-    """Aliases shared between patches can make an insert put a row into its own config list; dsh then
-    overflows its stack. Detect it (gray/black DFS, linear in distinct nodes) instead of recursing."""
-    done: set[int] = set()
-    open_: set[int] = set()
-
-    def visit(node: Any) -> None:
-        key = id(node)
-        if key in done:
-            return
-        if key in open_:
-            raise _cycle_error(getattr(node, "loc", None) or where)
-        open_.add(key)
-        for child in (node.values() if isinstance(node, dict) else node):
-            if isinstance(child, (dict, list)):
-                visit(child)
-        open_.discard(key)
-        done.add(key)
-
-    visit(value)
