@@ -139,15 +139,15 @@ def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
         raise ParseError("a NUL byte is not allowed in YAML", loc=Loc(path, line, col),
                          hint="the file looks binary; restore it from version control")
     try:
-        if _CParser is not None:  # see event_source; consumed lazily here
-            events = _c_events(text)
+        if _CParser is not None:  # see event_source; events are pulled one at a time
+            parser = _CParser(io.StringIO(text))
             try:
-                return _build(events, path, js, notes)
-            except _CParserFailed:
+                return _build(parser.get_event, path, js, notes)
+            except YAMLError:  # libyaml refused the text: the YAML 1.2 parser decides
                 notes.clear()
             finally:
-                events.close()
-        return _build(pure_events(text), path, js, notes)
+                parser.dispose()
+        return _build(iter(pure_events(text)).__next__, path, js, notes)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark else Loc(path)
@@ -224,16 +224,25 @@ class _TreeBuilder:
         self.attach(value, loc, size)
 
 
-def _build(events, path: str, js: bool, notes: list[Note]) -> Document:
+def _build(next_event, path: str, js: bool, notes: list[Note]) -> Document:
+    """Build the tree from ``next_event()`` until the stream ends.
+
+    The scalar branch attaches inline (no ``tree.attach`` call): scalars are most of every file,
+    and this loop is the hot path of every command that reads YAML.
+    """
     tree = _TreeBuilder()
-    attach = tree.attach
+    stack = tree.stack
     documents = 0
     plain_cache: dict[str, Any] = {}  # keys like "id"/"name" repeat on every row
-    for e in events:
+    scalar_event, stream_end = ev.ScalarEvent, ev.StreamEndEvent
+    while True:
+        e = next_event()
+        kind = type(e)
+        if kind is stream_end:
+            break
         mark = e.start_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark is not None else Loc(path)
-        kind = type(e)
-        if kind is ev.ScalarEvent:
+        if kind is scalar_event:
             if e.tag is None and not e.style:
                 value = plain_cache.get(e.value, _NO_KEY)
                 if value is _NO_KEY:
@@ -242,14 +251,27 @@ def _build(events, path: str, js: bool, notes: list[Note]) -> Document:
                 value = _scalar(e, loc, js)
             if e.anchor:
                 tree.anchors[e.anchor] = (value, 1)
-            attach(value, loc, 1)
+            top = stack[-1] if stack else None
+            if top is None or (top.is_map and top.key is _NO_KEY):
+                tree.attach(value, loc, 1)  # a document root or a mapping key: the checked path
+            elif top.is_map:
+                top.size += 1
+                node, key = top.node, top.key
+                node[key] = value
+                node.key_locs[key] = top.key_loc
+                node.value_locs[key] = loc
+                top.key = _NO_KEY
+            else:
+                top.size += 1
+                top.node.append(value)
+                top.node.item_locs.append(loc)
         elif kind is ev.MappingStartEvent or kind is ev.SequenceStartEvent:
             tree.open(e, loc, kind is ev.MappingStartEvent)
         elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
             tree.close()
         elif kind is ev.AliasEvent:
             tree.alias(e.anchor, loc)
-        elif isinstance(e, ev.DocumentStartEvent):
+        elif kind is ev.DocumentStartEvent:
             documents += 1
             if documents > 1:
                 raise ParseError("expected a single document in the stream, but found more",
