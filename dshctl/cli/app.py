@@ -4,7 +4,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Optional
 
@@ -83,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=args, prog_name="dshctl", standalone_mode=False)
     except DshctlError as err:
         if debug:
+            import traceback
+
             traceback.print_exc()
         _print_error(err)
         code = err.exit_code
@@ -100,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         code = 0
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if debug:
+            import traceback
+
             traceback.print_exc()
         sys.stderr.write(f"dshctl: internal error: {type(exc).__name__}: {exc}\n"
                          "  hint: run again with --debug for the traceback, and report it\n")

@@ -6,13 +6,15 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.console import Console
 from typing_extensions import Annotated
 
 from dshctl.core.home import resolve_home
+
+if TYPE_CHECKING:  # rich is imported only by commands that print through it (start-up time)
+    from rich.console import Console
 
 
 @dataclass
@@ -77,14 +79,18 @@ def color_enabled(stream=None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def console() -> Console:
+def console() -> "Console":
     """stdout: rich on a terminal, plain text when piped or NO_COLOR is set."""
+    from rich.console import Console
+
     rich_ok = color_enabled(sys.stdout)
     return Console(file=sys.stdout, force_terminal=rich_ok, no_color=not rich_ok,
                    highlight=False, soft_wrap=not rich_ok, width=None if rich_ok else 200)
 
 
-def err_console() -> Console:
+def err_console() -> "Console":
+    from rich.console import Console
+
     rich_ok = color_enabled(sys.stderr)
     return Console(file=sys.stderr, force_terminal=rich_ok, no_color=not rich_ok,
                    highlight=False, soft_wrap=True)
