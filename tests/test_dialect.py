@@ -271,3 +271,48 @@ def test_every_json_error_has_position_and_hint(text):
     with pytest.raises(ParseError) as err:
         load_json(text, "package.json")
     assert err.value.loc.line == 1 and err.value.loc.column >= 1 and err.value.hint
+
+
+# -- differences from js-yaml found by tests/test_patching_node.py ----------------------------------
+
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "1.5e309", "9" * 400, "-" + "9" * 400,
+                                  "0x" + "F" * 300, "0b" + "1" * 1100, "0o" + "7" * 400])
+def test_numbers_that_overflow_a_double_stay_strings(text):
+    # js-yaml 4.2's int/float types only resolve values Number.isFinite accepts.
+    assert value_of(text) == text
+
+
+def test_numbers_just_inside_a_double_are_numbers():
+    assert value_of("1e308") == 1e308
+    assert value_of("1e-400") == 0.0  # underflow is finite: a number, as parseFloat gives
+    assert value_of("12345678901234567890") == 12345678901234567890
+
+
+@pytest.mark.parametrize("text", ["!!float 0x1F", "!!float 0o7", "!!float 0b1", "!!float 1e400",
+                                  "!!int 1e400", "!!int 0x" + "F" * 300])
+def test_explicit_number_tags_follow_js_yaml(text):
+    with pytest.raises(ParseError, match="cannot resolve a node with"):
+        load_yaml(f"- {text}\n", "t.yml")
+
+
+def test_explicit_float_tag_still_takes_decimal_integers_and_specials():
+    v = load_yaml("- !!float 7\n- !!float -.inf\n- !!float 1e3\n", "t.yml").value
+    assert v == [7.0, -math.inf, 1000.0] and all(type(x) is float for x in v)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("[?x]", ["?x"]), ("{a: ?x}", {"a": "?x"}), ("[?x, ?y: 1]", ["?x", {"?y": 1}]),
+    ("[a?, -x, x:y]", ["a?", "-x", "x:y"]), ("{? a}", {"a": None}), ("[? a]", [{"a": None}]),
+    ("a: ?x", {"a": "?x"}), ("- ?x\n- -1\n", ["?x", -1]), ("[x ?? y]", ["x ?? y"])])
+def test_flow_question_mark_is_an_indicator_only_before_a_space(text, expected):
+    # js-yaml 4 (YAML 1.2): `?x` is a plain scalar in flow context too; libyaml and ruamel's
+    # scanner read it as an explicit key, which made `[?x]` a mapping and `{a: ?x}` an error.
+    assert load_yaml(text, "t.yml").value == expected
+
+
+@pytest.mark.parametrize("text", ["[-]", "{a: -}", "[a, -, b]", "[?]"])
+def test_flow_lone_dash_or_question_mark_is_an_error(text):
+    # js-yaml: `-`/`?` before a space or a flow indicator cannot start a plain scalar.
+    with pytest.raises(ParseError) as err:
+        load_yaml(text, "t.yml")
+    assert err.value.loc.line == 1

@@ -9,6 +9,7 @@ node keeps its file, line and column (see docs/dialect.md for the limits and dec
 from __future__ import annotations
 
 import io
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scanner import Scanner
 
 from dshctl.core.nodes import JsExpr, YList, YMap
 from dshctl.core.scalars import STD_TAG, explicit_value, js_key, resolve_plain
@@ -86,9 +88,44 @@ def _c_events(text: str):
         parser.dispose()
 
 
+class _JsYamlFlowScanner(Scanner):
+    """ruamel's scanner with js-yaml's flow-context rules for a leading ``?`` or ``-``.
+
+    ruamel (like libyaml) takes any ``?`` in flow context as the explicit-key indicator, so
+    ``[?x]`` became ``[{x: null}]`` and ``{a: ?x}`` an error, and it accepts ``[-]``. js-yaml 4
+    follows YAML 1.2: ``?`` is an indicator only before a space or line end, and a ``?``/``-``
+    starts a plain scalar only when a character other than a space or ``,[]{}`` follows.
+    Found by tests/test_patching_node.py.
+    """
+
+    def check_key(self) -> bool:
+        if self.flow_level:
+            return self.reader.peek(1) in _END_OR_SPACE
+        return super().check_key()
+
+    def check_plain(self) -> bool:
+        ch = self.reader.peek()
+        if self.flow_level and ch in "-?":
+            following = self.reader.peek(1)
+            return following not in _END_OR_SPACE and following not in ",[]{}"
+        return super().check_plain()
+
+
+_END_OR_SPACE = " \t\r\n\0\x85\u2028\u2029"
+# Text where libyaml may read a flow `?`/`-` differently from js-yaml: leave it to the scanner above.
+_FLOW_QUERY_OR_DASH = re.compile(r"(?:^|[\[{,\s])\?[^\s?]|-[,\]}]")
+
+
 def pure_events(text: str):
     """Events from ruamel's pure-Python YAML 1.2 parser (the one whose verdict counts)."""
-    return YAML(typ="safe", pure=True).parse(io.StringIO(text))
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Scanner = _JsYamlFlowScanner
+    return yaml.parse(io.StringIO(text))
+
+
+def _c_parser_agrees(text: str) -> bool:
+    """False when libyaml could read ``text`` differently from js-yaml (see _JsYamlFlowScanner)."""
+    return _CParser is not None and not _FLOW_QUERY_OR_DASH.search(text)
 
 
 def event_source(text: str):
@@ -99,7 +136,7 @@ def event_source(text: str):
     ``{url: http://x:80/}``), so on any error the YAML 1.2 pure-Python parser decides, and its error
     is the one reported.
     """
-    if _CParser is not None:
+    if _c_parser_agrees(text):
         try:
             return list(_c_events(text))
         except _CParserFailed:
@@ -139,7 +176,7 @@ def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
         raise ParseError("a NUL byte is not allowed in YAML", loc=Loc(path, line, col),
                          hint="the file looks binary; restore it from version control")
     try:
-        if _CParser is not None:  # see event_source; events are pulled one at a time
+        if _c_parser_agrees(text):  # see event_source; events are pulled one at a time
             parser = _CParser(io.StringIO(text))
             try:
                 return _build(parser.get_event, path, js, notes)

@@ -219,6 +219,11 @@ class _Pass:
         for key, value in patch.items():
             if key == "id" or key == "name" or key == "insert":  # dsh: `{id, insert, name, ...overrides}`
                 continue
+            if key == "__proto__" and key not in target:
+                # JavaScript's `row.__proto__ = v` hits Object.prototype's setter, not an own key
+                # (unless the row already has one): the row's JSON never shows it. An object value
+                # also becomes the row's prototype in dsh; dshctl does not model that.
+                continue
             new_index_key = new_index_key or key not in target
             target[key] = value
             assigned[key] = value

@@ -19,6 +19,7 @@ _FLOAT_RE = re.compile(
     r"|[-+]?\.(?:inf|Inf|INF)"
     r"|\.(?:nan|NaN|NAN))\Z"
 )
+_SPECIAL_FLOAT_RE = re.compile(r"(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z")
 _NULLS = frozenset(["", "~", "null", "Null", "NULL"])
 _TRUES = frozenset(["true", "True", "TRUE"])
 _FALSES = frozenset(["false", "False", "FALSE"])
@@ -35,10 +36,23 @@ def resolve_plain(text: str) -> Any:
     c = text[0]
     if c.isdigit() or c in "+-.":
         if _INT_RE.match(text):
-            return _to_int(text)
+            value = _to_int(text)
+            # js-yaml 4.2's int and float types refuse a number that overflows a double (its float
+            # pattern then fails too, or parseFloat gives Infinity): `1e400` and a 400-digit
+            # integer stay strings. Found by tests/test_patching_node.py.
+            return value if _fits_double(value) else text
         if _FLOAT_RE.match(text):
-            return _to_float(text)
+            value = _to_float(text)
+            return value if _fits_double(value) or _SPECIAL_FLOAT_RE.match(text) else text
     return text
+
+
+def _fits_double(value: int | float) -> bool:
+    """True when ``value`` is finite as a JavaScript number (js-yaml's ``Number.isFinite`` check)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _to_int(text: str) -> int:
@@ -71,10 +85,14 @@ def explicit_value(tag: str, text: str, loc: Loc) -> Any:
         return None
     if kind == "bool" and (text in _TRUES or text in _FALSES):
         return text in _TRUES
-    if kind == "int" and _INT_RE.match(text):
+    if kind == "int" and _INT_RE.match(text) and _fits_double(_to_int(text)):
         return _to_int(text)
-    if kind == "float" and (_FLOAT_RE.match(text) or _INT_RE.match(text)):
-        return float(_to_int(text)) if _INT_RE.match(text) else _to_float(text)
+    # js-yaml's float type takes decimal text only (`!!float 0x1F` is an error) and, like the
+    # int type, refuses a value that overflows a double (`!!float 1e400`).
+    if kind == "float" and _FLOAT_RE.match(text):
+        value = _to_float(text)
+        if _fits_double(value) or _SPECIAL_FLOAT_RE.match(text):
+            return value
     if kind in ("null", "bool", "int", "float"):
         raise ParseError(f"cannot resolve a node with !<{tag}> explicit tag", loc=loc,
                          hint=f"the text is not a valid !!{kind}; fix it or drop the tag")
