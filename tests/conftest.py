@@ -12,3 +12,30 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
                           suppress_health_check=[HealthCheck.too_slow])
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+# --- the demo home is input, never scratch space ------------------------------------------------
+
+import hashlib  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+EXAMPLE_HOME = Path(__file__).resolve().parents[1] / "examples" / "home"
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if ".dshctl" in path.parts or "__pycache__" in path.parts or not path.is_file():
+            continue
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def example_home_is_left_untouched():
+    """Tests copy examples/home before changing anything; a test that edits it in place fails the run."""
+    before = _tree_digest(EXAMPLE_HOME)
+    yield
+    assert _tree_digest(EXAMPLE_HOME) == before, "a test modified examples/home; copy it to tmp_path first"
