@@ -296,8 +296,14 @@ def test_init_default_template_composes(capsys, tmp_path):
 
 
 def test_init_from_another_profile_copies_manifest_and_layer(capsys, demo):
-    code, _, _ = cli(capsys, "profile", "init", "copy", "--from", "web", "--home", str(demo))
+    (demo / "profiles/web/dshctl.lock.json").write_text('{"lockfileVersion": 1, "packages": {}}\n')
+    code, _, err = cli(capsys, "profile", "init", "copy", "--from", "web", "--home", str(demo))
     assert code == 0
+    # web's @demo/greeter lives in web's node_modules only: say so, and how to install it
+    assert "not installed in copy yet: @demo/greeter" in err
+    assert "dshctl plugin --profile copy install" in err
+    assert (demo / "profiles/copy/dshctl.lock.json").read_text() == \
+        (demo / "profiles/web/dshctl.lock.json").read_text()
     assert (demo / "profiles/copy/cordis.patch.yml").read_text() == \
         (demo / "profiles/web/cordis.patch.yml").read_text()
     assert json.loads((demo / "profiles/copy/package.json").read_text())["name"] == "dsh-profile-copy"

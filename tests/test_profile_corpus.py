@@ -41,7 +41,7 @@ def test_without_the_official_installation_the_first_bundle_is_unresolvable(tmp_
     with pytest.raises(DshctlError) as exc:
         compose_profile(home, profile)
     assert exc.value.message.startswith('cannot resolve profile bundle "@deepseek-ai/dsh-base" from ')
-    assert f"dsh plugin --profile {profile} install" in exc.value.hint
+    assert f"dshctl plugin --profile {profile} install" in exc.value.hint
 
 
 @pytest.mark.parametrize("key", sorted(HOMES))

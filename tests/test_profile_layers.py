@@ -79,7 +79,7 @@ def test_unresolvable_bundle(tmp_path):
     with pytest.raises(DshctlError) as exc:
         resolve_bundle("@x/missing", pdir, profile="web")
     assert exc.value.message.startswith('cannot resolve profile bundle "@x/missing" from ')
-    assert "dsh plugin --profile web install" in exc.value.hint
+    assert "dshctl plugin --profile web install" in exc.value.hint
 
 
 def test_bundle_without_dsh_bundle(tmp_path):

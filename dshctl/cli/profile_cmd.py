@@ -238,8 +238,12 @@ def init(
     created = init_profile(st.home, name, template=from_)
     if fmt == "json":
         print_json({"profile": name, "directory": str(created.directory),
-                    "created": [str(p) for p in created.written]})
+                    "created": [str(p) for p in created.written],
+                    "missingBundles": created.missing_bundles})
         return
     sys.stdout.write(f"initialized profile {name} at {created.directory}\n")
     for p in created.written:
         sys.stdout.write(f"  wrote {p}\n")
+    if created.missing_bundles:
+        sys.stderr.write(f"note: not installed in {name} yet: {', '.join(created.missing_bundles)}\n"
+                         f"  hint: run 'dshctl plugin --profile {name} install'\n")

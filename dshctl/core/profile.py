@@ -120,7 +120,7 @@ def resolve_bundle(name: str, profile_directory: Path, *, profile: str = "",
         f"cannot resolve profile bundle {json.dumps(name)} from the dshctl bundle roots ({shown}) "
         f"or {profile_directory}",
         loc=Loc(str(Path(profile_directory) / "package.json")),
-        hint=f"run 'dsh plugin --profile {profile or '<p>'} install' if its dependency is not "
+        hint=f"run 'dshctl plugin --profile {profile or '<p>'} install' if its dependency is not "
              "installed, or pass the directory holding it with --bundle-root")
 
 

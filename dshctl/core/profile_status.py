@@ -89,6 +89,7 @@ def home_status(home: Path, *, bundle_roots: Sequence[Path] = ()) -> list[Profil
 class Created:
     directory: Path
     written: list[Path]
+    missing_bundles: list[str] = field(default_factory=list)  # listed, but not resolvable yet
 
 
 def init_profile(home: Path, name: str, *, template: str | None = None) -> Created:
@@ -108,7 +109,19 @@ def init_profile(home: Path, name: str, *, template: str | None = None) -> Creat
             if not target.exists():
                 fsutil.atomic_write(target, text)
                 written.append(target)
-    return Created(directory, written)
+    return Created(directory, written, _unresolved_bundles(directory, name))
+
+
+def _unresolved_bundles(directory: Path, name: str) -> list[str]:
+    """Bundles the new manifest lists that do not resolve yet (a `--from` copy has no node_modules)."""
+    manifest_path = directory / "package.json"
+    missing = []
+    for bundle in manifest_bundles(read_manifest(manifest_path), manifest_path):
+        try:
+            resolve_bundle(bundle, directory, profile=name)
+        except DshctlError:
+            missing.append(bundle)
+    return missing
 
 
 def _template_files(home: Path, name: str, template: str) -> dict[str, str]:
@@ -125,7 +138,9 @@ def _template_files(home: Path, name: str, template: str) -> dict[str, str]:
     copied = json.loads(json.dumps(manifest, default=str))
     copied["name"] = f"dsh-profile-{name}"
     files = {"package.json": json.dumps(copied, indent=2, ensure_ascii=False) + "\n"}
-    for extra in (PROFILE_LAYER, "pnpm-workspace.yaml"):
+    # The lock lets `dshctl plugin --profile <name> install` re-create the same bundles (offline
+    # when their commits are in the store).
+    for extra in (PROFILE_LAYER, "pnpm-workspace.yaml", "dshctl.lock.json"):
         if (source / extra).is_file():
             files[extra] = (source / extra).read_text(encoding="utf-8")
     files.setdefault(PROFILE_LAYER, USER_LAYER_TEMPLATE)
