@@ -19,6 +19,14 @@ STEP_MS = 5
 POLL_S = 0.05  # the polling fallback's interval
 
 
+def _signature(path: Path):
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def _anchor(target: Path) -> Path:
     """The nearest existing ancestor directory of ``target``."""
     node = target.parent
@@ -39,6 +47,10 @@ class PathWatcher:
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.ready = asyncio.Event()  # set once the first watch set is registered
+        # What each mode last saw; targets added later start from what they are when added, so a
+        # module imported after start is not mistaken for a file that just appeared.
+        self._existing = {t for t in self.targets if t.exists()}
+        self._seen = {t: _signature(t) for t in self.targets}
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -55,6 +67,8 @@ class PathWatcher:
         """Watch more paths (takes effect when the current batch is handled)."""
         new = {Path(os.path.abspath(t)) for t in targets} - self.targets
         if new:
+            self._existing |= {t for t in new if t.exists()}
+            self._seen.update({t: _signature(t) for t in new})
             self.targets |= new
             self._rebuild = True
 
@@ -79,23 +93,15 @@ class PathWatcher:
 
     async def _poll(self) -> None:
         """Polling without the OS: stat each exact path (inode, mtime, size) every POLL_S seconds."""
-        def signature(path: Path):
-            try:
-                st = path.stat()
-            except OSError:
-                return None
-            return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-        seen = {t: signature(t) for t in self.targets}
         self.ready.set()
         while not self._stop.is_set():
             try:
                 await asyncio.wait_for(self._stop.wait(), POLL_S)
             except asyncio.TimeoutError:
                 pass
-            now = {t: signature(t) for t in self.targets}
-            hit = sorted(t for t in now if now[t] != seen.get(t))
-            seen = now
+            now = {t: _signature(t) for t in self.targets}
+            hit = sorted(t for t in now if now[t] != self._seen.get(t))
+            self._seen = now
             if hit:
                 self.on_change(hit)
 
@@ -104,13 +110,12 @@ class PathWatcher:
 
         from watchfiles import awatch
 
-        existing = {t for t in self.targets if t.exists()}
         while not self._stop.is_set():
             # a file that appeared or vanished while the watch set was rebuilt is not missed
             now = {t for t in self.targets if t.exists()}
-            if now != existing:
-                self.on_change(sorted(now ^ existing))
-            existing = now
+            if now != self._existing:
+                self.on_change(sorted(now ^ self._existing))
+            self._existing = now
             anchors = {_anchor(t) for t in self.targets}
             # a change to a directory on the way to a target means the anchor set must be rebuilt
             pending_dirs = {p for t in self.targets for p in t.parents if p not in anchors}
@@ -127,8 +132,8 @@ class PathWatcher:
                     now = {t for t in self.targets if t.exists()}
                     # an appearance or removal between the rebuild and the new OS watcher is caught
                     # here, at the latest one rust_timeout later
-                    hit = sorted((paths & self.targets) | (now ^ existing))
-                    existing = now
+                    hit = sorted((paths & self.targets) | (now ^ self._existing))
+                    self._existing = now
                     if hit:
                         self.on_change(hit)
                     if paths & pending_dirs or self._rebuild or {_anchor(t) for t in self.targets} != anchors:

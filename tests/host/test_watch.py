@@ -29,3 +29,29 @@ def test_add_change_delete_and_a_parent_that_appears_later(tmp_path, polling):
         await watcher.stop()
 
     scenario()
+
+
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_target_added_later_is_not_reported_as_changed_until_it_changes(tmp_path, polling):
+    # The module reloader adds plugin and dshctl modules as the host imports them after start; an
+    # existing file added to the watch set must not look like a file that just appeared (that once
+    # made the host ask for a restart because a lazily imported dshctl module "changed").
+    @run_async()
+    async def scenario():
+        first, late = tmp_path / "first.py", tmp_path / "late.py"
+        write(first, "a")
+        write(late, "b")
+        seen: list = []
+        watcher = PathWatcher([first], seen.extend, force_polling=polling)
+        watcher.start()
+        await watcher.ready.wait()
+        watcher.add([late])
+        write(first, "aa")                          # a real change, to know a batch went through
+        await until(lambda: first in seen, what="the change to first.py")
+        await until(lambda: first in seen, what="one more batch")
+        assert late not in seen
+        write(late, "bbb")
+        await until(lambda: late in seen, what="the real change to late.py")
+        await watcher.stop()
+
+    scenario()
