@@ -19,7 +19,7 @@ from dshctl.errors import DshctlError
 
 from .composer import RestartRequired
 from .lastgood import rows_digest
-from .outcome import REJECTED, ROLLBACK_FAILED, UNCHANGED, ReloadOutcome, error_json
+from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, UNCHANGED, ReloadOutcome, error_json
 from .watch import PathWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +36,7 @@ class ConfigReloader:
         self.passes = 0               # reloads actually run (tests check the coalescing with it)
         self._changed: set[Path] = set()
         self._pump: asyncio.Task | None = None
+        self._watch_applied: tuple[str | None, float] | None = None  # (tree digest, when) of its last apply
         self.watcher = PathWatcher(host.composer.user_files, self.poke, force_polling=force_polling,
                                    on_error=lambda m: host.log.event("reload/watch-error", m, level="error"))
 
@@ -83,10 +84,20 @@ class ConfigReloader:
                                                  "loc": None, "hint": "check `dshctl status`; restart the "
                                                  "host if the tree is not what the files say"}])
             outcome.duration_ms = (time.perf_counter() - started) * 1000
+            if trigger == "watch" and outcome.verdict == APPLIED:
+                self._watch_applied = (outcome.digest, outcome.at)
             self.host.record_reload(outcome)
             if not outcome.ok:
                 await self._broadcast_failure(outcome)
             return outcome
+
+    def _already_applied(self, digest: str, trigger: str) -> str | None:
+        """Why an explicit reload finds nothing to do: usually the watcher got to the save first."""
+        applied = self._watch_applied
+        if trigger == "watch" or applied is None or applied[0] != digest:
+            return None
+        return "the file watcher applied these files at " + time.strftime("%H:%M:%S",
+                                                                          time.localtime(applied[1]))
 
     async def _pass(self, trigger: str, files: list) -> ReloadOutcome:
         try:
@@ -99,7 +110,8 @@ class ConfigReloader:
         warnings = [str(w) for w in composed.warnings]
         digest = rows_digest(composed.rows)
         if digest == self.host.digest:
-            return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=digest)
+            return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=digest,
+                                 note=self._already_applied(digest, trigger))
         outcome = await self.host.apply_rows(composed.rows, trigger, files, digest)
         outcome.warnings = warnings + outcome.warnings
         return outcome
@@ -114,3 +126,4 @@ class ConfigReloader:
                 raise
             self.host.log.event("reload/listener-failed", f"{FAILED_EVENT} listener failed: {exc}",
                                 level="warn")
+

@@ -32,6 +32,7 @@ class ReloadOutcome:
     at: float = field(default_factory=time.time)
     duration_ms: float = 0.0
     digest: str | None = None                     # of the tree running afterwards
+    note: str | None = None                       # context for the summary, e.g. who applied it first
 
     @property
     def ok(self) -> bool:
@@ -43,7 +44,7 @@ class ReloadOutcome:
             changed = [r for r in self.rows if r.get("action") in CHANGES]
             return f"reload applied at {clock}: {len(changed)} row(s) changed"
         if self.verdict == UNCHANGED:
-            return f"reload at {clock}: nothing changed"
+            return f"reload at {clock}: nothing changed" + (f" ({self.note})" if self.note else "")
         if self.verdict == ROLLBACK_FAILED:
             return f"reload failed at {clock} and its rollback failed: the tree may be partly changed"
         how = "rolled back" if self.verdict == ROLLED_BACK else "rejected"
@@ -53,4 +54,5 @@ class ReloadOutcome:
         return {"verdict": self.verdict, "exit_code": EXIT_CODES[self.verdict], "summary": self.summary(),
                 "trigger": self.trigger, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)),
                 "duration_ms": round(self.duration_ms, 2), "files": [str(f) for f in self.files],
-                "rows": self.rows, "errors": self.errors, "warnings": self.warnings, "digest": self.digest}
+                "rows": self.rows, "errors": self.errors, "warnings": self.warnings, "digest": self.digest,
+                "note": self.note}

@@ -245,3 +245,15 @@ def test_status_on_a_terminal_is_a_rich_tree(tmp_path):
         lines = result.stdout.splitlines()
         inner = next(line for line in lines if "inner (./plugins/boom.py) ACTIVE" in line)
         assert inner.startswith("    └── ")                 # nested under its group
+
+
+def test_an_explicit_reload_after_the_watcher_says_who_applied_the_edit(tmp_path):
+    home = make_home(tmp_path, ROWS)
+    with HostProcess(home, "p") as host:
+        write(user_file(home), "- id: c\n  disabled: true\n")
+        host.wait_for("reload/applied")                          # the watcher got to the save first
+        result = host.cli("reload")
+        assert result.returncode == 0
+        summary = result.stdout.splitlines()[-1]
+        assert summary.startswith("reload at") and "nothing changed" in summary
+        assert "the file watcher applied these files at" in summary
