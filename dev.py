@@ -4,7 +4,9 @@
     python3 dev.py demo   # venv + install, then run the main job on the demo home in examples/
     python3 dev.py test   # venv + install, then the whole test suite
 
-The virtual environment lives in .venv and is re-installed when pyproject.toml changes.
+The virtual environment lives in .venv and is re-installed when pyproject.toml changes. The test suite
+also needs Node.js and npm (differential tests against npm's semver and js-yaml, dsh's own parser):
+when they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
 """
 from __future__ import annotations
 
@@ -92,7 +94,22 @@ def summarize(path: str, body: str) -> str:
     return "\n".join(lines(json.loads(body)["rows"]))
 
 
+def ensure_node() -> None:
+    import shutil
+
+    if shutil.which("node") and shutil.which("npm"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        print("+ installing Node.js and npm (Debian packages) for the differential tests", flush=True)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "nodejs", "npm"], check=True, env=env)
+        return
+    sys.exit("the test suite needs Node.js and npm on PATH (e.g. `apt-get install nodejs npm`)")
+
+
 def test(extra: list[str]) -> int:
+    ensure_node()
     return run([str(BIN / "python"), "-m", "pytest", "-q", *extra])
 
 
