@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dshctl.core.compose import compose_layers, compose_profile  # noqa: E402
-from dshctl.core.layers import _PARSED, bundle_layers, user_layers  # noqa: E402
+from dshctl.core.compose.composition import compose_layers, compose_profile  # noqa: E402
+from dshctl.core.compose.layers import _PARSED, bundle_layers, user_layers  # noqa: E402
 
 ROWS_PER_BUNDLE = 200
 
@@ -73,7 +73,7 @@ def best_of(fn, runs: int = 5) -> float:
 
 FRESH = """
 import sys, time
-from dshctl.core.compose import compose_profile
+from dshctl.core.compose.composition import compose_profile
 t0, c0 = time.perf_counter(), time.process_time()
 compose_profile(sys.argv[1], "web", touches=False)
 print((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dshctl.core.jsexpr import JsEnv, evaluate, evaluate_config, parse
 from dshctl.core.jsexpr.parser import _Parser
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 
 EXPRESSIONS = [
     "process.platform === 'win32'",

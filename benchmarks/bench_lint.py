@@ -11,10 +11,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dshctl.core.dialect import load_yaml
-from dshctl.core.emit import dump
+from dshctl.core.yaml.dialect import load_yaml
+from dshctl.core.yaml.emit import dump
 from dshctl.errors import ParseError
-from dshctl.core.roundtrip import EditableYaml
+from dshctl.core.yaml.roundtrip import EditableYaml
 from dshctl.lint import lint_paths, lint_text
 
 CORPUS = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/corpus")

@@ -1,3 +1,8 @@
-"""dshctl: toolchain and embedded host for the dsh / Cordis configuration model."""
+"""dshctl: toolchain and embedded host for the dsh / Cordis configuration model.
+
+Top level: ``errors`` (DshctlError, Loc, exit codes) and ``terminal`` (colour detection), which any
+layer may import; then ``core`` (pure) < ``runtime``/``lint``/``bundles`` < ``loader``/``report`` <
+``host`` < ``cli``. Imports only point down (docs/architecture.md; tests/test_architecture.py).
+"""
 
 __version__ = "0.1.0"

@@ -142,7 +142,7 @@ def test_usage_hint_names_the_subcommand(capsys):
 
 # One service function per group, replaced by one that fails like a bug would (fault injection).
 FAULTS = {
-    "profile": ("dshctl.core.compose", "compose_profile", ["profile", "dump"]),
+    "profile": ("dshctl.core.compose.composition", "compose_profile", ["profile", "dump"]),
     "preset": ("dshctl.core.presets", "discover", ["preset", "list"]),
     "plugin": ("dshctl.bundles.query", "list_packages", ["plugin", "list"]),
     "lint": ("dshctl.lint", "lint_paths", ["lint", str(DEMO_HOME)]),
@@ -246,7 +246,7 @@ def test_terminal_is_rich_unless_no_color(args):
 
 # -- start-up: every command module is imported for --help/--version, so none may import heavy ones --
 
-HEAVY = ("ruamel", "jsonschema", "referencing", "asyncio", "watchfiles", "packaging", "dshctl.core.dialect",
+HEAVY = ("ruamel", "jsonschema", "referencing", "asyncio", "watchfiles", "packaging", "dshctl.core.yaml.dialect",
          "dshctl.lint", "dshctl.report", "dshctl.bundles", "dshctl.runtime", "dshctl.loader", "dshctl.host")
 
 

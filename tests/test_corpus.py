@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from corpus_files import CORPUS, ids, index, path_of
-from dshctl.core import filekinds
-from dshctl.core.dialect import load_file
-from dshctl.core.roundtrip import EditableYaml
+from dshctl.core.yaml import filekinds
+from dshctl.core.yaml.dialect import load_file
+from dshctl.core.yaml.roundtrip import EditableYaml
 from dshctl.lint import lint_paths
 
 ROWS = index()

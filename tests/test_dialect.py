@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshctl.core import dialect
-from dshctl.core.dialect import MAX_DEPTH, load_file, load_json, load_yaml
-from dshctl.core.emit import dump
-from dshctl.core.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml import dialect
+from dshctl.core.yaml.dialect import MAX_DEPTH, load_file, load_json, load_yaml
+from dshctl.core.yaml.emit import dump
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 from dshctl.errors import ParseError
 
 

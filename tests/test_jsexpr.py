@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.core.dialect import load_yaml
+from dshctl.core.yaml.dialect import load_yaml
 from dshctl.core.jsexpr import (UNDEFINED, JsEnv, JsEvalError, JsSyntaxError, check_expressions,
                                 eval_failed_message, evaluate, evaluate_config, node_platform, parse,
                                 strict_equals, truthy, unsupported_message)
 from dshctl.core.jsexpr.ast import (Conditional, CtxGet, CtxService, Cwd, EnvVar, Equality,
                                     HomePath, Literal, Logical, Member, Not, Platform)
-from dshctl.core.nodes import JsExpr, YMap
+from dshctl.core.yaml.nodes import JsExpr, YMap
 from dshctl.errors import DshctlError, Loc
 
 

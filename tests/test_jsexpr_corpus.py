@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.core.dialect import load_file
+from dshctl.core.yaml.dialect import load_file
 from dshctl.core.jsexpr import UNDEFINED, JsEnv, JsSyntaxError, check_expressions, evaluate, parse
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 
 from corpus_files import CORPUS  # noqa: E402
 OFFICIAL = "deepseek-ai__deepseek-harness/"

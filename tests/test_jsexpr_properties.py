@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from dshctl.core.jsexpr import (UNDEFINED, JsEnv, JsSyntaxError, evaluate, evaluate_config,
                                 iter_expressions, parse)
 from dshctl.core.jsexpr.ast import Conditional, Cwd, EnvVar, Equality, Literal, Logical, Not, Platform
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 
 ENVIRON = {"SET": "value", "EMPTY": "", "ZERO": "0"}
 ENV = JsEnv(ENVIRON, "/cwd", "darwin", Path("/home"))

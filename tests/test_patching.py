@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshctl.core.dialect import load_yaml
-from dshctl.core.nodes import JsExpr
-from dshctl.core.patching import Patch, PatchError, apply_patches
+from dshctl.core.yaml.dialect import load_yaml
+from dshctl.core.yaml.nodes import JsExpr
+from dshctl.core.compose.patching import Patch, PatchError, apply_patches
 
 
 def y(text: str):
@@ -428,7 +428,7 @@ def test_js_expr_names_compare_by_identity_like_objects():
     (1e21, "1e+21"), (1e20, "100000000000000000000"), (12345678901234567890, "12345678901234567000"),
     (-0.0, "0"), (-2.5e-9, "-2.5e-9"), (2**53 + 1, "9007199254740992"), (10**400, "Infinity")])
 def test_numbers_print_as_javascript_number_to_string(value, text):
-    from dshctl.core.jsvalue import number_text
+    from dshctl.core.yaml.jsvalue import number_text
     assert number_text(value) == text
 
 
@@ -495,7 +495,7 @@ def test_positions_of_the_parsed_input_are_never_changed():
 @settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_number_text_round_trips_and_uses_javascript_layout(value):
-    from dshctl.core.jsvalue import number_text
+    from dshctl.core.yaml.jsvalue import number_text
     text = number_text(value)
     assert float(text) == value
     exponent_form = "e" in text

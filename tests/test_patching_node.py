@@ -28,9 +28,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dshctl.core.dialect import load_yaml
-from dshctl.core.nodes import to_plain
-from dshctl.core.patching import Patch, PatchError, apply_patches
+from dshctl.core.yaml.dialect import load_yaml
+from dshctl.core.yaml.nodes import to_plain
+from dshctl.core.compose.patching import Patch, PatchError, apply_patches
 from dshctl.errors import ParseError
 
 NODE_DIR = Path(__file__).parent / "node"

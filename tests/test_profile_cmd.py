@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dshctl.cli.app import main
-from dshctl.core.dialect import load_yaml
+from dshctl.core.yaml.dialect import load_yaml
 from profile_helpers import make_home, write
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ def test_dump_is_loadable_and_equals_json_rows(capsys, demo):
     _, json_out, _ = cli(capsys, "profile", "dump", "--home", str(demo), "--format", "json")
     data = json.loads(json_out)
     loaded = load_yaml(yaml_out, "dump.yml").value
-    from dshctl.core.nodes import to_plain
+    from dshctl.core.yaml.nodes import to_plain
     assert to_plain(loaded) == data["rows"]
     assert data["rows"][0]["config"]["level"] == {"__jsExpr": "process.env.DSH_LOG_LEVEL ?? 'info'"}
     assert [layer["kind"] for layer in data["layers"]] == ["bundle", "bundle", "profile", "home"]

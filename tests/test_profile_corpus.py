@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.core.compose import compose_profile
-from dshctl.core.profile import manifest_bundles, read_manifest
+from dshctl.core.compose.composition import compose_profile
+from dshctl.core.compose.profile import manifest_bundles, read_manifest
 from dshctl.errors import DshctlError
 from profile_helpers import make_bundle
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from dshctl.cli.app import main
-from dshctl.core import edit
-from dshctl.core.compose import compose_profile
-from dshctl.core.dialect import load_yaml
+from dshctl.core.compose import edit
+from dshctl.core.compose.composition import compose_profile
+from dshctl.core.yaml.dialect import load_yaml
 from dshctl.errors import DshctlError
 from profile_helpers import make_home, write
 

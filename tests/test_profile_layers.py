@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from dshctl.core.compose import compose_profile
-from dshctl.core.profile import check_profile_name, profile_dir, read_manifest, resolve_bundle
+from dshctl.core.compose.composition import compose_profile
+from dshctl.core.compose.profile import check_profile_name, profile_dir, read_manifest, resolve_bundle
 from dshctl.errors import DshctlError
 from profile_helpers import make_bundle, make_home, write
 
@@ -265,7 +265,7 @@ def test_telemetry_switch(tmp_path, monkeypatch, value, applies):
 
 
 def test_parse_cache_reuses_old_files_and_sees_changes(tmp_path):
-    from dshctl.core.layers import load_patch_file
+    from dshctl.core.compose.layers import load_patch_file
 
     path = write(tmp_path / "p.yml", "- {id: a, x: 1}\n")
     past = time.time() - 60
@@ -278,7 +278,7 @@ def test_parse_cache_reuses_old_files_and_sees_changes(tmp_path):
 
 
 def test_young_files_are_never_served_from_the_cache(tmp_path):
-    from dshctl.core.layers import load_patch_file
+    from dshctl.core.compose.layers import load_patch_file
 
     path = write(tmp_path / "p.yml", "- {id: a, x: 1}\n")
     assert load_patch_file(path, "overlay") is not load_patch_file(path, "overlay")
@@ -338,7 +338,7 @@ def test_unreadable_profile_layer_uses_failed_to_read_overlay(tmp_path):
 
 
 def test_profile_layer_uses_the_patches_label_on_reload(tmp_path):
-    from dshctl.core.layers import user_layers
+    from dshctl.core.compose.layers import user_layers
 
     home = make_home(tmp_path, profile_layer="id: a\n")
     file = home / "profiles/web/cordis.patch.yml"

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from corpus_files import ids, yaml_files
 from dshctl.core import fsutil
-from dshctl.core.dialect import load_yaml
-from dshctl.core.nodes import JsExpr, to_plain
-from dshctl.core.roundtrip import EditableYaml, flow
-from dshctl.core.yamlpos import parse_spans
+from dshctl.core.yaml.dialect import load_yaml
+from dshctl.core.yaml.nodes import JsExpr, to_plain
+from dshctl.core.yaml.roundtrip import EditableYaml, flow
+from dshctl.core.yaml.yamlpos import parse_spans
 from dshctl.errors import DshctlError, ParseError
 
 CORPUS_YAML = yaml_files()

@@ -75,7 +75,7 @@ def test_schema_is_valid_2020_12_with_hover_text(name):
 
 
 def test_validation_points_at_the_offending_node():
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
 
     doc = load_yaml("- insert:\n    - id: a\n      name: x\n      disabled: yes\n", "p.yml")
     (d,) = schemas.validate(doc.value, "cordis.patch", "p.yml")
@@ -84,7 +84,7 @@ def test_validation_points_at_the_offending_node():
 
 
 def test_anyof_reports_the_branch_the_patch_aims_at():
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
 
     doc = load_yaml("- id: web\n  isolate: {fs: 3}\n- name: only-a-name\n", "p.yml")
     diags = schemas.validate(doc.value, "cordis.patch", "p.yml")
@@ -96,7 +96,7 @@ def test_anyof_reports_the_branch_the_patch_aims_at():
 
 
 def test_js_where_a_string_belongs():
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
 
     doc = load_yaml("- id: a\n  name: !!js x\n", "c.yml")
     (d,) = schemas.validate(doc.value, "entry-list", "c.yml")
@@ -104,7 +104,7 @@ def test_js_where_a_string_belongs():
 
 
 def test_group_children_must_be_rows():
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
 
     doc = load_yaml("- id: g\n  name: cordis:group\n  group: true\n  config: {a: 1}\n", "c.yml")
     (d,) = schemas.validate(doc.value, "entry-list", "c.yml")
@@ -112,14 +112,14 @@ def test_group_children_must_be_rows():
 
 
 def test_not_a_list():
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
 
     (d,) = schemas.validate(load_yaml("~\n", "p.yml").value, "cordis.patch", "p.yml")
     assert (d.line, d.column, d.message) == (1, 1, "expected a list, got null")
 
 
 def test_client_manifest_needs_client_export():
-    from dshctl.core.dialect import load_json
+    from dshctl.core.yaml.dialect import load_json
 
     doc = load_json('{"name": "p", "dsh": {"client": {"platform": "web"}},\n "exports": {".": "./i.js"}}', "package.json")
     (d,) = schemas.validate(doc.value, "bundle-manifest", "package.json")

@@ -18,7 +18,7 @@ from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
 from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
 from dshctl.bundles.tree import file_digests, tree_hash
-from dshctl.core.profile import USER_LAYER_TEMPLATE, profile_dir
+from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, profile_dir
 from dshctl.errors import DshctlError, Loc
 
 LOCK_FILE = lockmod.LOCK_NAME

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dshctl.bundles.specs import is_commit, parse_spec
-from dshctl.core.dialect import read_text
+from dshctl.core.yaml.dialect import read_text
 from dshctl.errors import DshctlError, Loc
 
 LOCK_NAME = "dshctl.lock.json"

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Callable, Iterable
 
-from dshctl.core.dialect import load_json, read_text
-from dshctl.core.nodes import to_plain
-from dshctl.core.profile import HOST_BASE_BUNDLE, new_manifest
+from dshctl.core.yaml.dialect import load_json, read_text
+from dshctl.core.yaml.nodes import to_plain
+from dshctl.core.compose.profile import HOST_BASE_BUNDLE, new_manifest
 from dshctl.errors import DshctlError, Loc
 
 # dshctl's own host base replaces dsh's @deepseek-ai/dsh-base template (docs/bundles.md).

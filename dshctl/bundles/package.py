@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from dshctl.bundles import compat
-from dshctl.core.dialect import load_json, read_text
-from dshctl.core.nodes import to_plain
+from dshctl.core.yaml.dialect import load_json, read_text
+from dshctl.core.yaml.nodes import to_plain
 from dshctl.errors import DshctlError, Loc
 
 PLAIN_WARNING = ("dsh: warning: {name} declares no dsh.bundle — installed as a plain dependency, "
@@ -101,6 +101,6 @@ def check_patch_file(root: Path, patch: str, *, loc: Loc) -> None:
     if not current.is_file():
         raise DshctlError(f"dsh.bundle.patch {patch!r} does not exist in the package", loc=loc,
                           hint="add the file, or list it in package.json \"files\"")
-    from dshctl.core.layers import load_patch_file
+    from dshctl.core.compose.layers import load_patch_file
 
     load_patch_file(current, "overlay")  # dsh's shape rules and messages: a list of mappings

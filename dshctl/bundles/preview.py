@@ -25,8 +25,8 @@ def update_preview(home: Path, profile: str, changes: list[Change]) -> dict:
 
 
 def _new_layer(change: Change, old_layer):
-    from dshctl.core import layers as L
-    from dshctl.core.profile import _bundle_from  # same reading rules as the composer
+    from dshctl.core.compose import layers as L
+    from dshctl.core.compose.profile import _bundle_from  # same reading rules as the composer
 
     bundle = _bundle_from(change.name, change.stored_path, change.stored_path / "package.json")
     return L.Layer(old_layer.label, bundle.patch_path, old_layer.kind,
@@ -34,9 +34,9 @@ def _new_layer(change: Change, old_layer):
 
 
 def _composed_diff(home: Path, profile: str, moving: dict[str, Change]) -> list[dict]:
-    from dshctl.core import layers as L
-    from dshctl.core.compose import compose_layers
-    from dshctl.core.diff import diff_rows
+    from dshctl.core.compose import layers as L
+    from dshctl.core.compose.composition import compose_layers
+    from dshctl.core.compose.diff import diff_rows
 
     before = L.bundle_layers(home, profile) + L.user_layers(home, profile)
     after = [_new_layer(moving[layer.label], layer)
@@ -47,9 +47,9 @@ def _composed_diff(home: Path, profile: str, moving: dict[str, Change]) -> list[
 
 
 def _patch_diff(home: Path, profile: str, moving: dict[str, Change]) -> list[dict]:
-    from dshctl.core.dialect import load_file
-    from dshctl.core.nodes import to_plain
-    from dshctl.core.profile import _bundle_from, profile_dir
+    from dshctl.core.yaml.dialect import load_file
+    from dshctl.core.yaml.nodes import to_plain
+    from dshctl.core.compose.profile import _bundle_from, profile_dir
 
     out = []
     for name, change in moving.items():

@@ -9,7 +9,7 @@ from dshctl.bundles import lock as lockmod
 from dshctl.bundles import manifest as mf
 from dshctl.bundles.store import Store
 from dshctl.bundles.tree import diff_digests, file_digests, tree_hash
-from dshctl.core.profile import profile_dir
+from dshctl.core.compose.profile import profile_dir
 from dshctl.errors import DshctlError, Loc
 
 

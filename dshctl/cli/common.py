@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ import typer
 from typing_extensions import Annotated
 
 from dshctl.core.home import resolve_home
+from dshctl.terminal import color_enabled
 
 if TYPE_CHECKING:  # rich is imported only by commands that print through it (start-up time)
     from rich.console import Console
@@ -72,13 +72,6 @@ def command_group(help_text: str) -> typer.Typer:
     return group
 
 
-def color_enabled(stream=None) -> bool:
-    stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR"):
-        return False
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
 def console() -> "Console":
     """stdout: rich on a terminal, plain text when piped or NO_COLOR is set."""
     from rich.console import Console
@@ -105,7 +98,7 @@ def print_json(obj: Any) -> None:
 
 
 def _json_default(o: Any) -> Any:
-    from dshctl.core.nodes import JsExpr
+    from dshctl.core.yaml.nodes import JsExpr
 
     if isinstance(o, JsExpr):
         return o.to_json()

@@ -64,7 +64,7 @@ def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metava
     preset = roster.require(preset_id)
     rows = _rows_of(preset)
     if fmt == "json":
-        from dshctl.core.nodes import to_plain
+        from dshctl.core.yaml.nodes import to_plain
 
         print_json({**preset.to_dict(), "rows": to_plain(rows) if rows is not None else None})
         return

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
 
 def compose_for(ctx: typer.Context, home, profile, patches=None, *, default_only=False,
                 bundle_roots=None, launcher_overlays=False, touches=True):
-    from dshctl.core.compose import compose_profile
+    from dshctl.core.compose.composition import compose_profile
 
     st = effective(ctx, home, profile)
     return compose_profile(st.home, st.profile, patches=patches or (), default_only=default_only,
@@ -47,7 +47,7 @@ def compose_for(ctx: typer.Context, home, profile, patches=None, *, default_only
 
 def _fail_if_strict(comp, strict: bool) -> None:
     if strict and comp.warnings:
-        from dshctl.core.dump import warning_records
+        from dshctl.core.compose.dump import warning_records
 
         _raise_strict(warning_records(comp))
 
@@ -74,7 +74,7 @@ def dump(
 ) -> None:
     """Print the composed rows as dsh's --dump-config does (yaml), or as JSON."""
     from dshctl.cli.common import check_format
-    from dshctl.core import dumpcache
+    from dshctl.core.compose import dumpcache
 
     check_format(fmt, ("yaml", "json"))
     st = effective(ctx, home, profile)
@@ -109,8 +109,8 @@ def _raise_unsupported_js(records: list[dict]) -> None:
 def _render_dump(comp, fmt: str) -> dict:
     import json
 
-    from dshctl.core import dump as render
-    from dshctl.core.dump_js import unsupported_expressions
+    from dshctl.core.compose import dump as render
+    from dshctl.core.compose.dump_js import unsupported_expressions
 
     js = unsupported_expressions(comp)
     if fmt == "json":
@@ -139,7 +139,7 @@ def explain(
     """Show every layer that touched a row or field, in order, with values and positions."""
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
-    from dshctl.core.explain import explain as run_explain
+    from dshctl.core.compose.explain import explain as run_explain
 
     check_format(fmt)
     comp = compose_for(ctx, home, profile, patch, bundle_roots=bundle_root)
@@ -167,7 +167,7 @@ def diff(
     """Semantic diff of two compositions keyed by row id."""
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
-    from dshctl.core.diff import diff_rows
+    from dshctl.core.compose.diff import diff_rows
 
     check_format(fmt)
     st = effective(ctx, home, profile)
@@ -183,9 +183,9 @@ def diff(
 
 
 def _side_rows(st, side: str, patches, bundle_roots) -> list:
-    from dshctl.core.compose import compose_profile
-    from dshctl.core.homerev import home_at_revision
-    from dshctl.core.profile import profile_dir
+    from dshctl.core.compose.composition import compose_profile
+    from dshctl.core.compose.homerev import home_at_revision
+    from dshctl.core.compose.profile import profile_dir
 
     roots = list(bundle_roots or ())
     if not side.startswith("git:"):
@@ -209,7 +209,7 @@ def list_profiles(
     """List the profiles of the home: bundle count and whether each layer parses."""
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
-    from dshctl.core.profile_status import home_status
+    from dshctl.core.compose.profile_status import home_status
 
     check_format(fmt)
     st = effective(ctx, home, None)
@@ -231,7 +231,7 @@ def init(
 ) -> None:
     """Create a profile: package.json with dsh.profile.bundles and an empty cordis.patch.yml."""
     from dshctl.cli.common import check_format, print_json
-    from dshctl.core.profile_status import init_profile
+    from dshctl.core.compose.profile_status import init_profile
 
     check_format(fmt)
     st = effective(ctx, home, None)

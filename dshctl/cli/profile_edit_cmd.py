@@ -1,4 +1,4 @@
-"""`dshctl profile disable|enable|set|unset|insert`: safe edits of a user patch layer (core/edit.py)."""
+"""`dshctl profile disable|enable|set|unset|insert`: safe edits of a user patch layer (core/compose/edit.py)."""
 from __future__ import annotations
 
 import sys
@@ -50,8 +50,8 @@ def _split(target: str) -> tuple[str, list[str]]:
 def _parse_value(text: str):
     """VALUE is read as YAML in dsh's dialect: 9090 is a number, '{a: 1}' a mapping, '!!js x' an
     expression; quote it for a string that looks like something else."""
-    from dshctl.core.dialect import load_yaml
-    from dshctl.core.nodes import to_plain
+    from dshctl.core.yaml.dialect import load_yaml
+    from dshctl.core.yaml.nodes import to_plain
 
     doc = load_yaml(text, "<value>")
     return None if doc.empty else to_plain(doc.value, js="keep")
@@ -61,7 +61,7 @@ def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.
             home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Disable a row (writes `- id: ROW` / `disabled: true`)."""
-    from dshctl.core.edit import set_disabled
+    from dshctl.core.compose.edit import set_disabled
 
     st = effective(ctx, home, profile)
     _report(set_disabled(st.home, st.profile, row, True, home_layer=home_layer), fmt)
@@ -71,7 +71,7 @@ def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id."
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Enable a row (writes `disabled: false`, which re-enables a row a lower layer disabled)."""
-    from dshctl.core.edit import set_disabled
+    from dshctl.core.compose.edit import set_disabled
 
     st = effective(ctx, home, profile)
     _report(set_disabled(st.home, st.profile, row, False, home_layer=home_layer), fmt)
@@ -83,7 +83,7 @@ def set_value(ctx: typer.Context,
               home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
               home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Set a config field. dsh replaces config whole, so the complete config is written."""
-    from dshctl.core.edit import set_field
+    from dshctl.core.compose.edit import set_field
 
     st = effective(ctx, home, profile)
     row, path = _split(target)
@@ -95,7 +95,7 @@ def unset_value(ctx: typer.Context,
                 home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
                 home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Remove a config field (the complete remaining config is written)."""
-    from dshctl.core.edit import set_field
+    from dshctl.core.compose.edit import set_field
 
     st = effective(ctx, home, profile)
     row, path = _split(target)
@@ -108,9 +108,9 @@ def insert(ctx: typer.Context,
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Insert rows at the top level or into a group (`- insert: [...]`)."""
-    from dshctl.core.dialect import load_file
-    from dshctl.core.edit import insert_rows
-    from dshctl.core.nodes import to_plain
+    from dshctl.core.yaml.dialect import load_file
+    from dshctl.core.compose.edit import insert_rows
+    from dshctl.core.yaml.nodes import to_plain
     from dshctl.errors import DshctlError, Loc
 
     st = effective(ctx, home, profile)

@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 from dshctl.cli.common import console, is_rich
-from dshctl.core import emit
-from dshctl.core.nodes import to_plain
+from dshctl.core.yaml import emit
+from dshctl.core.yaml.nodes import to_plain
 
 
 def _value(value: Any) -> str:
-    from dshctl.core.explain import MISSING
+    from dshctl.core.compose.explain import MISSING
 
     if value is MISSING:
         return "(absent)"
@@ -65,7 +65,7 @@ def _winner(exp):
 
 
 def explanation_json(exp, comp) -> dict:
-    from dshctl.core.explain import MISSING
+    from dshctl.core.compose.explain import MISSING
 
     def val(v):
         return None if v is MISSING else to_plain(v)

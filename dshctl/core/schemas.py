@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from dshctl.core.data import schemas_dir
 from dshctl.core.diagnostics import Diagnostic
-from dshctl.core.nodes import JsExpr, YList, YMap, to_plain
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap, to_plain
 from dshctl.errors import Loc, UsageError
 
 # name -> file in schemas/

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from dshctl.core import layers as L
-from dshctl.core.compose import compose_layers, launcher_layer
-from dshctl.core.profile import manifest_bundles, profile_dir, read_manifest
+from dshctl.core.compose import layers as L
+from dshctl.core.compose.composition import compose_layers, launcher_layer
+from dshctl.core.compose.profile import manifest_bundles, profile_dir, read_manifest
 from dshctl.errors import DshctlError, Loc
 
 

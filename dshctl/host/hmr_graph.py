@@ -5,7 +5,18 @@ externals). The algorithm is cordis-runtime.md §10.2 (Cordis's ``analyzeChanges
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+RELOAD_EVENT = "hmr/reload"   # emitted once per swapped module (§10.2)
+
+
+def module_file(module: Any) -> Path | None:
+    """The ``.py`` file a module was loaded from, resolved; None for built-ins and compiled modules."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None
+    return Path(file).resolve()
 
 
 def classify(changed: Iterable[str], imports: Mapping[str, Iterable[str]], external: Iterable[str],

@@ -21,7 +21,7 @@ class HostLog:
         self.stream = stream or sys.stdout
         self._console = None
         if fmt == "rich":
-            from dshctl.cli.common import color_enabled
+            from dshctl.terminal import color_enabled
             from rich.console import Console
             rich_ok = color_enabled(self.stream)
             self._console = Console(file=self.stream, force_terminal=rich_ok, no_color=not rich_ok,

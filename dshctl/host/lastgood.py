@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dshctl.core import fsutil
-from dshctl.core.dialect import load_json, read_text
-from dshctl.core.nodes import to_plain
+from dshctl.core.yaml.dialect import load_json, read_text
+from dshctl.core.yaml.nodes import to_plain
 from dshctl.errors import DshctlError, Loc, ParseError
 
 VERSION = 1
@@ -39,8 +39,8 @@ def rows_digest(rows: list) -> str:
 def anchored(rows: list) -> list:
     """A copy of ``rows`` whose relative plugin names (``./x.py``) are absolute: they resolve beside
     the file that declared the row, and in the record that file is gone."""
-    from dshctl.core.compose import iter_rows
-    from dshctl.core.nodes import clone
+    from dshctl.core.compose.composition import iter_rows
+    from dshctl.core.yaml.nodes import clone
     copy = clone(rows)
     for row, _ in iter_rows(copy):
         name, loc = row.get("name"), getattr(row, "loc", None)

@@ -17,24 +17,16 @@ import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .hmr_graph import classify, stale_plugins
+from .hmr_graph import classify, module_file, stale_plugins
 from .watch import PathWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import Host
 
 DEBOUNCE_S = 0.1
-RELOAD_EVENT = "hmr/reload"
 _SYSTEM_DIRS = tuple({str(Path(p).resolve()) for p in (sysconfig.get_paths()["stdlib"],
                                                         sysconfig.get_paths()["purelib"],
                                                         sysconfig.get_paths()["platlib"])})
-
-
-def module_file(module: Any) -> Path | None:
-    file = getattr(module, "__file__", None)
-    if not isinstance(file, str) or not file.endswith(".py"):
-        return None
-    return Path(file).resolve()
 
 
 def is_framework(name: str) -> bool:

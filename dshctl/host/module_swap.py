@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dshctl.loader.errors import cause_text
 from dshctl.loader.resolve import MODULE_PACKAGE, load_module_file, plugin_of
 
-from .module_reload import RELOAD_EVENT, module_file
+from .hmr_graph import RELOAD_EVENT, module_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import Host

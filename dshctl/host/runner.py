@@ -310,7 +310,7 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
 def annotate(report_rows: list, rows: list) -> list:
     """Add ``config_loc`` to failed rows: where their ``config`` was last set (often a user layer,
     while the row's own location is the bundle that inserted it)."""
-    from dshctl.core.compose import iter_rows
+    from dshctl.core.compose.composition import iter_rows
     by_id = {row.get("id"): row for row, _ in iter_rows(rows)}
     for item in report_rows:
         if item.get("action") != "failed":

@@ -6,7 +6,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from dshctl.core.profile import profile_dir
+from dshctl.core.compose.profile import profile_dir
 from dshctl.errors import DshctlError, Loc
 
 STATE_DIR = ".dshctl"

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from dshctl.core import filekinds as fk
-from dshctl.core.dialect import load_json, load_yaml, read_text
+from dshctl.core.yaml import filekinds as fk
+from dshctl.core.yaml.dialect import load_json, load_yaml, read_text
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.errors import DshctlError, Loc, ParseError
 from dshctl.lint.registry import LintFile, all_rules

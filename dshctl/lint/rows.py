@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from dshctl.core import filekinds
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml import filekinds
+from dshctl.core.yaml.nodes import JsExpr
 from dshctl.core.schemas import format_json_path
 
 NodePath = list  # keys/indices from the document root

@@ -1,6 +1,7 @@
 """The loader: entry lists mounted as trees of fibers, reconciled by id, transactionally.
 
-See the ``## Loader API`` section of docs/runtime.md.
+See the ``## Loader API`` section of docs/runtime.md. May import the runtime, ``core`` and
+``dshctl.errors``; imported by the host and the CLI, never by the runtime or core.
 """
 from .entry import Entry
 from .errors import ConfigFileError, LoaderError, LoaderUpdateError, PluginUnavailable

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dshctl.core.nodes import js_truthy
+from dshctl.core.yaml.nodes import js_truthy
 from dshctl.errors import Loc
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
 from typing import TYPE_CHECKING, Any
 
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 
 from .entry import Entry, is_group_row
 from .plan import RowPlan

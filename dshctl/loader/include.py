@@ -13,9 +13,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dshctl.core import dialect, emit, fsutil
-from dshctl.core.nodes import JsExpr
-from dshctl.core.patching import apply_patches
+from dshctl.core.yaml import dialect, emit
+
+from dshctl.core import fsutil
+from dshctl.core.yaml.nodes import JsExpr
+from dshctl.core.compose.patching import apply_patches
 from dshctl.errors import DshctlError, Loc
 from dshctl.runtime import logger
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from dshctl.core.jsexpr import UNDEFINED, JsEnv, evaluate_config, evaluate_expr, iter_expressions
-from dshctl.core.nodes import JsExpr, js_truthy
+from dshctl.core.yaml.nodes import JsExpr, js_truthy
 
 if TYPE_CHECKING:  # pragma: no cover
     from dshctl.runtime import Fiber

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 
 from .entry import Entry
 from .errors import cause_text

@@ -7,7 +7,7 @@ import operator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dshctl.core.nodes import js_truthy
+from dshctl.core.yaml.nodes import js_truthy
 from dshctl.errors import DshctlError
 from dshctl.runtime import CordisError, State
 from dshctl.runtime.plugin import normalize_inject

@@ -1,6 +1,8 @@
 """Reporters: render diagnostics by name (text, json, sarif, github; auto picks one).
 
 ``render(diags, fmt, stream)`` is the only entry point commands use; each format is one module.
+May import ``core``, ``dshctl.lint`` (rule metadata for SARIF) and ``dshctl.errors``; imported only
+by the CLI.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The Cordis plugin runtime in asyncio: contexts, fibers, effects, services and events.
 
 See docs/runtime.md for the API the loader and host build on, and the deliberate differences from Cordis.
+May import only ``dshctl.errors`` and ``core``; the loader, the host and agents build on it.
 """
 from .context import Context
 from .effects import EffectHandle

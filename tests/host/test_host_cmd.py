@@ -208,7 +208,7 @@ def test_a_damaged_last_good_record_is_a_clear_error(tmp_path):
 
 
 def test_last_good_keeps_js_expressions_unevaluated(tmp_path):
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
     rows = load_yaml("- id: x\n  name: y\n  config: {port: !!js process.env.PORT ?? 1}\n", "f.yml").value
     path = tmp_path / "lg.json"
     digest = lastgood.record(path, "p", rows)
@@ -218,7 +218,7 @@ def test_last_good_keeps_js_expressions_unevaluated(tmp_path):
 
 
 def test_a_failed_last_good_write_keeps_the_previous_record_whole(tmp_path):
-    from dshctl.core.dialect import load_yaml
+    from dshctl.core.yaml.dialect import load_yaml
     path = tmp_path / "state" / "last-good.json"
     rows = load_yaml("- id: x\n  name: y\n", "f.yml").value
     lastgood.record(path, "p", rows)

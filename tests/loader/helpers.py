@@ -5,7 +5,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from dshctl.core.dialect import load_yaml
+from dshctl.core.yaml.dialect import load_yaml
 from dshctl.loader import Loader
 
 

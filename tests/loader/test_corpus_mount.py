@@ -8,7 +8,7 @@ import csv
 
 import pytest
 
-from dshctl.core.dialect import load_file
+from dshctl.core.yaml.dialect import load_file
 from dshctl.loader import Loader, LoaderError
 
 from corpus_files import CORPUS, path_of

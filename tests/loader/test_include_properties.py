@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from dshctl.core.emit import dump_rows
+from dshctl.core.yaml.emit import dump_rows
 from dshctl.loader import LoaderError
 
 from .helpers import Log, Recorder, make_loader

@@ -11,7 +11,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 from dshctl.loader import LoaderError
 from dshctl.loader.transaction import settle
 from dshctl.loader.tree import Tree

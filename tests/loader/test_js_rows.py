@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 from dshctl.loader import LoaderError, LoaderUpdateError
 
 from .helpers import Log, Recorder, make_loader, rows_of, run, states

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.core.dialect import load_yaml
+from dshctl.core.yaml.dialect import load_yaml
 from dshctl.loader import LoaderError, PluginUnavailable
 from dshctl.loader.resolve import PluginResolver, module_name_for
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dshctl.core.dialect import load_yaml
+from dshctl.core.yaml.dialect import load_yaml
 from dshctl.loader.include import sort_row
 
 from .helpers import Log, Recorder, make_loader, run, states

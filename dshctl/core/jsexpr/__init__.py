@@ -2,7 +2,8 @@
 
 dshctl never runs ``!!js`` as code. Each expression is parsed against a small grammar (``parse``) and
 the tree is evaluated with JavaScript semantics against an explicit ``JsEnv`` (``evaluate``).
-Pure: no printing, no I/O beyond what the caller puts into the environment.
+Pure: no printing, no I/O beyond what the caller puts into the environment. May import ``core.yaml``
+(for ``JsExpr`` nodes) and ``dshctl.errors``; never ``core.compose`` or anything above core.
 """
 from dshctl.core.jsexpr.ast import Expr
 from dshctl.core.jsexpr.config import (check_expressions, evaluate_config, evaluate_expr,

@@ -9,7 +9,7 @@ from dshctl.core.jsexpr.errors import (DOC_HINT, JsEvalError, JsSyntaxError, eva
 from dshctl.core.jsexpr.evaluator import JsEnv, evaluate
 from dshctl.core.jsexpr.parser import parse
 from dshctl.core.jsexpr.values import UNDEFINED
-from dshctl.core.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 
 
 def row_syntax_error(err: JsSyntaxError, node: JsExpr, *, full_id: str, name: str,

@@ -1,4 +1,8 @@
-"""Agent presets: discovery across roots, health, metadata, the scan cache, authoring and lint."""
+"""Agent presets: discovery across roots, health, metadata, the scan cache, authoring and lint.
+
+May import ``core.yaml``, ``core.compose`` (the profile's ``agent-presets`` row) and the loose ``core``
+modules; never anything above core.
+"""
 from .cache import ScanCache
 from .discovery import discover, load_preset, preset_at
 from .lint import lint_presets

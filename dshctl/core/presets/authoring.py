@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from dshctl.core.emit import scalar
+from dshctl.core.yaml.emit import scalar
 from dshctl.core.fsutil import atomic_write, file_lock
 from dshctl.errors import DshctlError, Loc, UsageError
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dshctl.core.dialect import MAX_FILE_BYTES, Document, load_yaml
+from dshctl.core.yaml.dialect import MAX_FILE_BYTES, Document, load_yaml
 from dshctl.errors import Loc, ParseError
 
 from .model import COMPOSITION_FILE, Health

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dshctl.core.dialect import load_yaml
+from dshctl.core.yaml.dialect import load_yaml
 from dshctl.errors import Loc, ParseError
 
 from .health import decode

@@ -86,8 +86,8 @@ def profile_roots(home: Path, profile: str) -> ProfileRoots:
     No note when the profile was never created and dsh would create it from a template: the
     defaults are then what dsh itself uses. A missing profile of another name (dsh refuses it) and
     an existing profile that fails to compose get one note."""
-    from dshctl.core.compose import compose_profile
-    from dshctl.core.profile import profile_dir
+    from dshctl.core.compose.composition import compose_profile
+    from dshctl.core.compose.profile import profile_dir
 
     try:
         directory = profile_dir(home, profile)  # an invalid name fails here, with dsh's text

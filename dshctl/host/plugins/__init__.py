@@ -2,6 +2,8 @@
 
 Each module is an ordinary plugin on the runtime API (``apply(ctx, config)`` plus ``name``/``inject``/
 ``schema``); everything it does to the outside world is an effect, so unloading a row undoes it.
+May import the runtime, the loader and ``core``; the host's runner finds them by name, never by
+import from below.
 """
 
 # shipped plugin name -> module under dshctl.host.plugins

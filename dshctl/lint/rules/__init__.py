@@ -1,2 +1,6 @@
-"""The built-in lint rules; importing this package registers them."""
+"""The built-in lint rules, one module per family; importing this package registers them.
+
+May import ``dshctl.lint.registry``, ``dshctl.lint.rows`` and ``core``; the registry never imports
+this package (``dshctl.lint`` does, so the owner of the rules feeds the registry).
+"""
 from dshctl.lint.rules import jsexpr, loading, presets, rows, schema  # noqa: F401

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dshctl.core import filekinds as fk
+from dshctl.core.yaml import filekinds as fk
 from dshctl.core.jsexpr import JsSyntaxError, parse
 from dshctl.core.jsexpr.ast import ctx_services
 from dshctl.core.jsexpr.config import row_syntax_error

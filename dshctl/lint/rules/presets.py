@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from dshctl.core import filekinds as fk
+from dshctl.core.yaml import filekinds as fk
 from dshctl.core.presets import COMPOSITION_FILE
 from dshctl.core.presets.discovery import composition_health
 from dshctl.core.presets.health import BROKEN_HINT, check_rows_shape, health_of_parse_error

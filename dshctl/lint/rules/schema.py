@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dshctl.core import filekinds as fk
+from dshctl.core.yaml import filekinds as fk
 from dshctl.lint.registry import Finding, LintFile, rule
 
 

@@ -12,8 +12,8 @@ import math
 import re
 from typing import Any
 
-from dshctl.core.nodes import JsExpr
-from dshctl.core.scalars import resolve_plain
+from dshctl.core.yaml.nodes import JsExpr
+from dshctl.core.yaml.scalars import resolve_plain
 
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _UNSAFE_IN_PLAIN = re.compile(r": |:$| #|[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")

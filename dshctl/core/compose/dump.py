@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from dshctl.core import emit
-from dshctl.core.compose import Composition, iter_rows
-from dshctl.core.nodes import to_plain
+from dshctl.core.yaml import emit
+from dshctl.core.compose.composition import Composition, iter_rows
+from dshctl.core.yaml.nodes import to_plain
 
 
 def render_yaml(comp: Composition) -> str:

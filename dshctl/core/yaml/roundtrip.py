@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dshctl.core import emit
-from dshctl.core.dialect import load_yaml, read_text
+from dshctl.core.yaml import emit
+from dshctl.core.yaml.dialect import load_yaml, read_text
 from dshctl.core.fsutil import atomic_write, content_hash
-from dshctl.core.nodes import JsExpr, to_plain
-from dshctl.core.yamlpos import Span, after_colon, parse_spans
+from dshctl.core.yaml.nodes import JsExpr, to_plain
+from dshctl.core.yaml.yamlpos import Span, after_colon, parse_spans
 from dshctl.errors import DshctlError, Loc
 
 _FLOW_UNSAFE = set(",[]{}")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dshctl.core.compose import Composition, iter_rows
+from dshctl.core.compose.composition import Composition, iter_rows
 from dshctl.core.jsexpr import check_expressions
-from dshctl.core.nodes import js_truthy
+from dshctl.core.yaml.nodes import js_truthy
 
 # Rows whose config the Loader keeps literal: a group's config is its child rows (visited as rows),
 # an Include's config names a file.

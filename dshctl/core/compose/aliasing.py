@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dshctl.core import jsvalue
-from dshctl.core.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml import jsvalue
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 
 _OBJECTS = (dict, list, JsExpr)
 _NO_LOCS: dict = {}

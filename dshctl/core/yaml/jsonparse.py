@@ -9,7 +9,7 @@ import json.decoder
 import re
 from typing import Any
 
-from dshctl.core.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 from dshctl.errors import Loc, ParseError
 
 _scanstring = json.decoder.scanstring
@@ -115,7 +115,7 @@ class _Parser:
 
 
 def _dup_note(key: str, loc: Loc):
-    from dshctl.core.dialect import Note
+    from dshctl.core.yaml.dialect import Note
 
     return Note("json-duplicate-key", f"duplicate key {key!r}: JSON.parse keeps the last one", loc)
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from dshctl.core import fsutil
-from dshctl.core import layers as L
-from dshctl.core.compose import Composition, compose_layers, compose_profile, iter_rows
-from dshctl.core.nodes import js_truthy, to_plain
-from dshctl.core.profile import USER_LAYER_TEMPLATE, profile_dir
+from dshctl.core.compose import layers as L
+from dshctl.core.compose.composition import Composition, compose_layers, compose_profile, iter_rows
+from dshctl.core.yaml.nodes import js_truthy, to_plain
+from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, profile_dir
 from dshctl.errors import DshctlError, Loc
 
 
@@ -35,7 +35,7 @@ class EditOutcome:
 
     def shadowed(self, row_id: str, path: list[str], expected: Any, *, absent: bool = False) -> None:
         """Add a note when a later layer hides the edit (e.g. the home layer outranks the profile's)."""
-        from dshctl.core import jsvalue
+        from dshctl.core.yaml import jsvalue
 
         row = next((r for r, _ in reversed(list(iter_rows(self.rows or []))) if r.get("id") == row_id), None)
         node: Any = row
@@ -62,7 +62,7 @@ def edit_layer(home: Path, profile: str, home_layer: bool,
 
     ``change`` edits the ``EditableYaml`` and returns (summary, note).
     """
-    from dshctl.core.roundtrip import EditableYaml
+    from dshctl.core.yaml.roundtrip import EditableYaml
 
     path = layer_path(home, profile, home_layer)
     label = "patches" if home_layer else "overlay"
@@ -141,7 +141,7 @@ def find_patch(doc: Any, row_id: str) -> int | None:
 
 
 def require_row(comp: Composition, row_id: str) -> dict:
-    from dshctl.core.dump import all_ids, suggest
+    from dshctl.core.compose.dump import all_ids, suggest
 
     for row, _ in reversed(list(iter_rows(comp.rows))):
         if row.get("id") == row_id:

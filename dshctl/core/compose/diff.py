@@ -11,9 +11,9 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from dshctl.core import jsvalue
-from dshctl.core.compose import iter_rows
-from dshctl.core.nodes import JsExpr, js_truthy, to_plain
+from dshctl.core.yaml import jsvalue
+from dshctl.core.compose.composition import iter_rows
+from dshctl.core.yaml.nodes import JsExpr, js_truthy, to_plain
 
 _SKIP = ("id", "config", "disabled")
 

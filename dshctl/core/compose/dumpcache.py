@@ -94,8 +94,8 @@ def store(key: dict[str, Any], comp, output: dict[str, Any], bundle_roots: Seque
 
 
 def _dependencies(comp, bundle_roots: Sequence[Path]) -> list[list]:
-    from dshctl.core.layers import BUNDLE, HOME_LAYER, PROFILE_LAYER
-    from dshctl.core.profile import bundle_candidates, profile_dir
+    from dshctl.core.compose.layers import BUNDLE, HOME_LAYER, PROFILE_LAYER
+    from dshctl.core.compose.profile import bundle_candidates, profile_dir
 
     home = Path(comp.home)
     pdir = profile_dir(home, comp.profile)

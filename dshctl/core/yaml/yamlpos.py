@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml import events as ev
 
-from dshctl.core.dialect import event_source, pure_events
-from dshctl.core.scalars import js_key, resolve_plain
+from dshctl.core.yaml.dialect import event_source, pure_events
+from dshctl.core.yaml.scalars import js_key, resolve_plain
 
 
 @dataclass

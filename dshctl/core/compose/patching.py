@@ -23,9 +23,9 @@ import gc
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from dshctl.core import jsvalue
-from dshctl.core.aliasing import StructuredClone, find_cycle
-from dshctl.core.nodes import YList, YMap, js_truthy
+from dshctl.core.yaml import jsvalue
+from dshctl.core.compose.aliasing import StructuredClone, find_cycle
+from dshctl.core.yaml.nodes import YList, YMap, js_truthy
 from dshctl.errors import DshctlError, Loc
 
 BASE_LABEL = "cordis.yml"

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from dshctl.core.dialect import load_yaml, read_text
-from dshctl.core.profile import (
+from dshctl.core.yaml.dialect import load_yaml, read_text
+from dshctl.core.compose.profile import (
     manifest_bundles, profile_dir, read_manifest, resolve_bundle,
 )
 from dshctl.errors import DshctlError, Loc, ParseError

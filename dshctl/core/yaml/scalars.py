@@ -118,6 +118,6 @@ def js_key(value: Any, loc: Loc) -> str:
 
 def js_number(value: float) -> str:
     """``String(value)`` in JavaScript (``1e-05`` is ``0.00001`` there)."""
-    from dshctl.core.jsvalue import number_text
+    from dshctl.core.yaml.jsvalue import number_text
 
     return number_text(value)

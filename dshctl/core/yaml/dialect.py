@@ -20,8 +20,8 @@ from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scanner import Scanner
 
-from dshctl.core.nodes import JsExpr, YList, YMap
-from dshctl.core.scalars import STD_TAG, explicit_value, js_key, resolve_plain
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml.scalars import STD_TAG, explicit_value, js_key, resolve_plain
 from dshctl.errors import Loc, ParseError
 
 try:  # ruamel's C accelerator (libyaml); optional
@@ -342,7 +342,7 @@ def load_json(text: str, path: str | Path) -> Document:
     dsh reads manifests with ``JSON.parse``, which rejects a BOM and keeps the last of duplicate keys;
     we load anyway and record both as notes so lint can report them.
     """
-    from dshctl.core.jsonparse import parse_json
+    from dshctl.core.yaml.jsonparse import parse_json
 
     path = str(path)
     notes: list[Note] = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dshctl.core.compose import Composition, iter_rows
-from dshctl.core.dump import all_ids, suggest
-from dshctl.core.nodes import JsExpr, YList, YMap, js_truthy
+from dshctl.core.compose.composition import Composition, iter_rows
+from dshctl.core.compose.dump import all_ids, suggest
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap, js_truthy
 from dshctl.errors import DshctlError, Loc
 
 MISSING = object()  # the field does not exist at that step

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Sequence
 
 from dshctl.core import fsutil
-from dshctl.core.layers import HOME_LAYER, PROFILE_LAYER, load_patch_file
-from dshctl.core.profile import (
+from dshctl.core.compose.layers import HOME_LAYER, PROFILE_LAYER, load_patch_file
+from dshctl.core.compose.profile import (
     HOST_BASE_BUNDLE, USER_LAYER_TEMPLATE, check_profile_name, list_profiles, manifest_bundles,
     new_manifest, profile_dir, read_manifest, resolve_bundle,
 )

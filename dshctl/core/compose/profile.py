@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from dshctl.core.dialect import load_json, read_text
+from dshctl.core.yaml.dialect import load_json, read_text
 from dshctl.errors import DshctlError, Loc, ParseError
 
-SHIPPED_BUNDLES = Path(__file__).resolve().parent.parent / "shipped" / "bundles"
+SHIPPED_BUNDLES = Path(__file__).resolve().parents[2] / "shipped" / "bundles"
 RESERVED_NAMES = frozenset({".", "..", "node_modules"})
 HOST_BASE_BUNDLE = "@dshctl/host-base"
 

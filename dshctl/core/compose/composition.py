@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from dshctl.core import layers as L
-from dshctl.core.nodes import YList, YMap, js_truthy
-from dshctl.core.patching import Patch, PatchResult, RowSource, apply_patches
+from dshctl.core.compose import layers as L
+from dshctl.core.yaml.nodes import YList, YMap, js_truthy
+from dshctl.core.compose.patching import Patch, PatchResult, RowSource, apply_patches
 
 AGENT_PRESETS_ROW = "agent-presets"
 TELEMETRY_ROW = "session-telemetry-otel"

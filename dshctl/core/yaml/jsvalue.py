@@ -12,7 +12,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from dshctl.core.nodes import JsExpr
+from dshctl.core.yaml.nodes import JsExpr
 
 _ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 
