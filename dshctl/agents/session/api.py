@@ -24,3 +24,22 @@ the CLI and Code Mode call.
 from __future__ import annotations
 
 SESSION_FORMAT_VERSION = 0
+
+_IMPLEMENTATIONS = {
+    "SessionStore": "dshctl.agents.session.store", "SessionInfo": "dshctl.agents.session.store",
+    "SessionRead": "dshctl.agents.session.store", "SessionNotFound": "dshctl.agents.session.store",
+    "SessionLog": "dshctl.agents.session.log", "SessionBusy": "dshctl.agents.session.log",
+    "EventRejected": "dshctl.agents.session.validate", "CorruptLog": "dshctl.agents.session.reader",
+    "derive_history": "dshctl.agents.session.history",
+    "latest_request_header": "dshctl.agents.session.history",
+    "latest_agent_preset": "dshctl.agents.session.history",
+}
+
+
+def __getattr__(name: str):
+    """The implementations, imported on first use (zstandard is not loaded for the contract alone)."""
+    module = _IMPLEMENTATIONS.get(name)
+    if module is None:
+        raise AttributeError(name)
+    import importlib
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,111 @@
+"""The ``.jsonl.zstd`` container: independent, checksummed Zstandard frames, concatenated (RFC 8878).
+
+The first frame holds exactly the header line; every durable append batch is one more frame. A frame
+boundary scanner reads frame and block headers without decompressing, so a reader can (a) list a
+session by decoding only the first frame and (b) tell a torn final frame (EOF inside it: a crash
+during append, recoverable) from corruption inside a complete frame (refused).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import zstandard
+
+ZSTD_MAGIC = 0xFD2FB528
+
+
+class FrameCorruption(ValueError):
+    """A complete frame (or the container's structure) is damaged: not a torn tail."""
+
+
+@dataclass
+class FrameScan:
+    frames: list[tuple[int, int]] = field(default_factory=list)   # (start, end) of complete frames
+    torn_start: int | None = None                                 # start of an incomplete last frame
+
+
+def scan_frames(buf: bytes, max_frames: int | None = None) -> FrameScan:
+    """Locate complete frames; EOF inside the last one is reported as ``torn_start``."""
+    scan = FrameScan()
+    size = len(buf)
+    offset = 0
+    while offset < size:
+        start = offset
+        if size - offset < 4:
+            scan.torn_start = start
+            return scan
+        if int.from_bytes(buf[offset:offset + 4], "little") != ZSTD_MAGIC:
+            raise FrameCorruption(f"invalid Zstandard frame magic at byte {offset}")
+        offset += 4
+        if offset == size:
+            scan.torn_start = start
+            return scan
+        descriptor = buf[offset]
+        offset += 1
+        if descriptor & 0x18:
+            raise FrameCorruption(f"reserved frame-header bit set at byte {offset - 1}")
+        content_size_flag = descriptor >> 6
+        single_segment = bool(descriptor & 0x20)
+        has_checksum = bool(descriptor & 0x04)
+        dict_flag = descriptor & 0x03
+        dict_bytes = 4 if dict_flag == 3 else dict_flag
+        fcs_bytes = (1 if single_segment else 0) if content_size_flag == 0 else 1 << content_size_flag
+        header_rest = (0 if single_segment else 1) + dict_bytes + fcs_bytes
+        if size - offset < header_rest:
+            scan.torn_start = start
+            return scan
+        offset += header_rest
+        while True:
+            if size - offset < 3:
+                scan.torn_start = start
+                return scan
+            block_header = int.from_bytes(buf[offset:offset + 3], "little")
+            offset += 3
+            block_type = (block_header >> 1) & 0x03
+            if block_type == 3:
+                raise FrameCorruption(f"reserved Zstandard block type at byte {offset - 3}")
+            payload = 1 if block_type == 1 else block_header >> 3
+            if size - offset < payload:
+                scan.torn_start = start
+                return scan
+            offset += payload
+            if block_header & 1:
+                break
+        if has_checksum:
+            if size - offset < 4:
+                scan.torn_start = start
+                return scan
+            offset += 4
+        scan.frames.append((start, offset))
+        if max_frames is not None and len(scan.frames) >= max_frames:
+            return scan
+    return scan
+
+
+_COMPRESSOR = zstandard.ZstdCompressor(write_checksum=True)
+_DECOMPRESSOR = zstandard.ZstdDecompressor()
+
+
+def compress_frame(data: bytes) -> bytes:
+    """One independently decodable frame with a content checksum (dsh sets ``ZSTD_c_checksumFlag``)."""
+    return _COMPRESSOR.compress(data)
+
+
+def decompress_frame(frame: bytes) -> bytes:
+    """Decode one complete frame; a checksum mismatch or bad block is :class:`FrameCorruption`."""
+    try:
+        obj = _DECOMPRESSOR.decompressobj()
+        out = obj.decompress(frame)
+    except zstandard.ZstdError as exc:
+        raise FrameCorruption(f"Zstandard frame failed validation: {exc}") from None
+    if not obj.eof:
+        raise FrameCorruption("Zstandard frame ended before its last block")
+    return out
+
+
+def decompress_prefix(partial: bytes) -> bytes:
+    """Whatever plaintext a torn final frame still yields (no checksum: the frame never finished)."""
+    try:
+        return _DECOMPRESSOR.decompressobj().decompress(partial)
+    except zstandard.ZstdError:
+        return b""

@@ -1,0 +1,129 @@
+"""``SessionLog``: one live, append-only session — validated appends, durable batches (``commit``).
+
+Events accumulate in memory as they are appended (each one checked first, see ``validate.py``);
+``commit()`` writes the pending ones as one batch — one checksummed Zstandard frame — and fsyncs.
+The agent loop commits at dsh's checkpoints (before a model request, before a tool runs, after a
+step, at the end of a turn). A writer holds an exclusive lock on ``<session dir>/.lock`` for the
+log's lifetime, so two processes never append to one session.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time as _time
+from pathlib import Path
+from typing import Any
+
+from dshctl.agents.session import writer
+from dshctl.agents.session.records import dumps
+from dshctl.agents.session.trace import LogTrace
+from dshctl.agents.session.validate import (
+    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_envelope, check_message_shape, json_problem,
+)
+
+ENVELOPE_EXTRAS = ("ignorable", "surfaceOp", "sourceEventSeqs")
+LOCK_NAME = ".lock"
+
+
+class SessionBusy(RuntimeError):
+    """Another process has this session open for writing."""
+
+
+def lock_session(directory: Path) -> int:
+    fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise SessionBusy(f"session in {directory} is open in another process") from None
+    return fd
+
+
+def build_event(type: str, data: Any, seq: int, now: int, extra: dict) -> dict:
+    """The event as it enters the log, validated in isolation (no log state needed)."""
+    if not isinstance(type, str) or not type:
+        raise EventRejected("an event type must be a non-empty string")
+    unknown = set(extra) - set(ENVELOPE_EXTRAS)
+    if unknown:
+        raise EventRejected(f"unknown event fields: {', '.join(sorted(unknown))}")
+    problem = json_problem(data)
+    if problem is None:
+        problem = json_problem({k: v for k, v in extra.items() if v is not None}, "event")
+    if problem is not None:
+        raise EventRejected(f'session event "{type}" carries non-JSON data: {problem}')
+    if type not in KNOWN_EVENT_TYPES and extra.get("ignorable") is not True:
+        raise EventRejected(f'session event "{type}" is not a dsh event type; mark it ignorable=True '
+                            "so dsh can still resume the log")
+    event: dict[str, Any] = {"type": type, "seq": seq, "time": now, "data": json.loads(dumps(data))}
+    if type in SURFACE_TYPES and extra.get("surfaceOp") is None:
+        extra = {**extra, "surfaceOp": "append"}
+    for key in ENVELOPE_EXTRAS:
+        if extra.get(key) is not None:
+            event[key] = json.loads(dumps(extra[key]))
+    check_envelope(event)
+    check_message_shape(event)
+    return event
+
+
+class SessionLog:
+    def __init__(self, path: Path, header: dict, events: list[dict], *, compression: str,
+                 pack_chunks: bool, trace: LogTrace, lock_fd: int | None):
+        self.path = path
+        self.header = header
+        self.events = events
+        self.compression = compression
+        self.pack_chunks = pack_chunks
+        self._trace = trace
+        self._lock_fd = lock_fd
+        self._durable = len(events)       # events[:durable] are on disk
+        self.listeners: list = []         # fn(event), called after each accepted append
+
+    @property
+    def id(self) -> str:
+        return self.header["id"]
+
+    @property
+    def pending(self) -> int:
+        return len(self.events) - self._durable
+
+    @property
+    def closed(self) -> bool:
+        return self._lock_fd is None
+
+    def append(self, type: str, data: Any, **extra: Any) -> dict:
+        """Validate and log one event (``surfaceOp``, ``sourceEventSeqs``, ``ignorable`` as extras)."""
+        if self._lock_fd is None:
+            raise EventRejected(f"session {self.id} is closed")
+        now = max(int(_time.time() * 1000), self.events[-1]["time"] if self.events else 0)
+        event = build_event(type, data, len(self.events), now, extra)
+        self._trace.accept(self._trace.check(event))
+        self.events.append(event)
+        for listener in list(self.listeners):
+            listener(event)
+        return event
+
+    def commit(self) -> int:
+        """Write the pending events as one durable batch; returns how many were written."""
+        batch = self.events[self._durable:]
+        if not batch:
+            return 0
+        writer.append_durably(self.path, writer.encode_batch(batch, self.compression, self.pack_chunks))
+        self._durable = len(self.events)
+        return len(batch)
+
+    def close(self) -> None:
+        """Commit what is pending and release the writer lock; idempotent."""
+        if self._lock_fd is None:
+            return
+        try:
+            self.commit()
+        finally:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> "SessionLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,179 @@
+"""Reading a session artifact back: header, the contiguous event prefix, and where a torn tail starts.
+
+A torn tail is what a crash during an append leaves: an incomplete final Zstandard frame, or a last
+JSONL line without its newline. Complete events decodable from it are kept (``recovered``); the
+repair truncates to ``truncate_to`` and appends them again, with the closers, as one new batch.
+Damage inside a complete frame (checksum, a torn record, a bad row) is corruption and is refused.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dshctl.agents.session import frames
+from dshctl.agents.session.layout import ZSTD_SUFFIX
+from dshctl.agents.session.records import RecordError, decode_row, parse_header
+
+
+class CorruptLog(ValueError):
+    """The artifact cannot be read as a session log; the message says where and why."""
+
+
+@dataclass
+class LogScan:
+    header: dict
+    events: list[dict] = field(default_factory=list)
+    truncate_to: int | None = None          # set when a torn tail must be cut off before appending
+    recovered: list[dict] = field(default_factory=list)   # complete events decoded from a torn frame
+    size: int = 0
+
+
+class _LineScanner:
+    """Incremental scan of event lines; keeps the contiguous prefix and the byte end of the last one."""
+
+    def __init__(self, start_bytes: int):
+        self.events: list[dict] = []
+        self.consumed = start_bytes          # bytes fed so far
+        self.committed = start_bytes         # byte end of the last good line
+        self.fragment = b""
+        self.issue: str | None = None
+        self.line_no = 0
+
+    def feed(self, chunk: bytes) -> None:
+        base = self.consumed - len(self.fragment)
+        data = self.fragment + chunk
+        self.consumed += len(chunk)
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            self._line(data[start:nl], base + nl + 1)
+            start = nl + 1
+        self.fragment = data[start:]
+
+    def _line(self, line: bytes, end: int) -> None:
+        self.line_no += 1
+        try:
+            decoded = decode_row(json.loads(line))
+        except (ValueError, RecordError):
+            self.issue = self.issue or f"unparsable committed event at line {self.line_no + 1}"
+            return
+        if self.issue is not None:
+            if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
+                raise CorruptLog(self.issue)
+            return
+        for i, event in enumerate(decoded):
+            if not isinstance(event, dict) or event.get("seq") != len(self.events):
+                expected = len(self.events)
+                del self.events[len(self.events) - i:]
+                got = event.get("seq") if isinstance(event, dict) else None
+                self.issue = f"seq gap at line {self.line_no + 1} (expected {expected}, got {got})"
+                if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
+                    raise CorruptLog(self.issue)
+                return
+            self.events.append(event)
+        self.committed = end
+
+
+def _header(line: bytes) -> dict:
+    try:
+        return parse_header(line)
+    except RecordError as exc:
+        raise CorruptLog(str(exc)) from None
+
+
+def scan_raw(buf: bytes) -> LogScan:
+    nl = buf.find(b"\n")
+    if nl < 0:
+        raise CorruptLog("empty or header-less session log")
+    scan = LogScan(_header(buf[:nl]), size=len(buf))
+    lines = _LineScanner(nl + 1)
+    lines.feed(buf[nl + 1:])
+    scan.events = lines.events
+    if lines.committed < len(buf):
+        scan.truncate_to = lines.committed
+    return scan
+
+
+def scan_zstd(buf: bytes) -> LogScan:
+    try:
+        found = frames.scan_frames(buf)
+        if not found.frames:
+            raise CorruptLog("empty or header-less Zstandard session log")
+        start, end = found.frames[0]
+        head = frames.decompress_frame(buf[start:end])
+        if not head or head.find(b"\n") != len(head) - 1:
+            raise CorruptLog("first Zstandard frame is not exactly one header line")
+        scan = LogScan(_header(head[:-1]), size=len(buf))
+        lines = _LineScanner(len(head))
+        for start, end in found.frames[1:]:
+            lines.feed(frames.decompress_frame(buf[start:end]))
+    except frames.FrameCorruption as exc:
+        raise CorruptLog(str(exc)) from None
+    if lines.fragment or lines.issue is not None:
+        raise CorruptLog(f"a complete Zstandard frame contains a torn or bad record ({lines.issue or 'torn line'})")
+    complete = len(lines.events)
+    if found.torn_start is not None:
+        lines.feed(frames.decompress_prefix(buf[found.torn_start:]))
+        scan.truncate_to = found.torn_start
+        scan.recovered = lines.events[complete:]
+    scan.events = lines.events
+    return scan
+
+
+def read_stable(path: Path) -> bytes:
+    """The file's bytes, re-read while a writer changes it between two stats (bounded)."""
+    for _ in range(50):
+        before = os.stat(path)
+        data = path.read_bytes()
+        after = os.stat(path)
+        if (before.st_size, before.st_mtime_ns, before.st_ino) == (after.st_size, after.st_mtime_ns, after.st_ino):
+            return data
+    return data
+
+
+def scan_file(path: Path) -> LogScan:
+    buf = read_stable(path)
+    return scan_zstd(buf) if path.name.endswith(ZSTD_SUFFIX) else scan_raw(buf)
+
+
+def read_header_only(path: Path) -> dict:
+    """The header without reading any event: the first line, or the first frame, in bounded reads."""
+    zstd = path.name.endswith(ZSTD_SUFFIX)
+    data = b""
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(8192)
+            if not chunk:
+                raise CorruptLog("empty or header-less session log")
+            data += chunk
+            if not zstd:
+                nl = data.find(b"\n")
+                if nl >= 0:
+                    return _header(data[:nl])
+                continue
+            try:
+                found = frames.scan_frames(data, max_frames=1)
+                if found.frames:
+                    start, end = found.frames[0]
+                    head = frames.decompress_frame(data[start:end])
+                    if not head or head.find(b"\n") != len(head) - 1:
+                        raise CorruptLog("first Zstandard frame is not exactly one header line")
+                    return _header(head[:-1])
+            except frames.FrameCorruption as exc:
+                raise CorruptLog(f"header frame failed validation: {exc}") from None
+
+
+def raw_text(path: Path) -> str:
+    """The logical ``session.jsonl`` text: complete frames decoded and joined (a torn frame omitted)."""
+    buf = read_stable(path)
+    if not path.name.endswith(ZSTD_SUFFIX):
+        return buf.decode("utf-8")
+    try:
+        found = frames.scan_frames(buf)
+        return b"".join(frames.decompress_frame(buf[s:e]) for s, e in found.frames).decode("utf-8")
+    except frames.FrameCorruption as exc:
+        raise CorruptLog(str(exc)) from None

@@ -1,0 +1,129 @@
+"""Every event is checked when it is appended, so a bad event fails at its source, never at restore.
+
+The rules are dsh's: the data is lossless JSON (``json.ts``); a message-carrying event holds an
+identified message of the right role and source (``Session.append``); surface metadata only where it
+is allowed and consistent with the surface so far (``surface.ts``); turns, steps and tool calls nest
+as the session invariant companion demands (``invariant.ts``). One more rule is ours: a type dsh does
+not know must be marked ``ignorable``, since dsh refuses to resume a log with an unknown required
+event, and dsh must be able to read what we write.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+KNOWN_EVENT_TYPES = frozenset("""
+agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy
+assistant/chunk assistant/message command/done command/run compaction/end compaction/prune
+compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result llm/retry
+llm/retry-started permission/preset plan/mode request/context request/header sandbox/mode
+schedule/change session/end-seed session/title session/title-llm-request step/end step/start
+subagent/descriptor team/member team/message/delivered team/message/queued team/task todo/write
+tool-workflow/agent-end tool-workflow/agent-start tool-workflow/run-end tool-workflow/run-start
+tool/call tool/code-dispatch tool/code-dispatch-start tool/result turn/end turn/start user/message
+web/deepseek-search-llm-request
+""".split())
+SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+TURN_ENCLOSED = frozenset({"todo/write", "request/header", "request/context"})
+TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
+MAX_SAFE = 2 ** 53 - 1
+
+
+class EventRejected(ValueError):
+    """An event that must not enter the log; the message says which rule it breaks."""
+
+
+def json_problem(value: Any, path: str = "data") -> str | None:
+    """Why ``value`` would not survive a JSON round trip unchanged, or None when it would."""
+    stack = [(value, path)]
+    seen: set[int] = set()
+    while stack:
+        item, where = stack.pop()
+        if item is None or isinstance(item, (bool, str)):
+            continue
+        if type(item) is int:
+            continue
+        if type(item) is float:
+            if not math.isfinite(item) or (item == 0.0 and math.copysign(1.0, item) < 0):
+                return f"{where} is {item!r} (not representable in JSON)"
+            continue
+        if type(item) is list:
+            if id(item) in seen:
+                return f"{where} is a repeated or cyclic reference"
+            seen.add(id(item))
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+            continue
+        if type(item) is dict:
+            if id(item) in seen:
+                return f"{where} is a repeated or cyclic reference"
+            seen.add(id(item))
+            for key, v in item.items():
+                if not isinstance(key, str):
+                    return f"{where} has a non-string key {key!r}"
+                stack.append((v, f"{where}.{key}"))
+            continue
+        return f"{where} is a {type(item).__name__} (not plain JSON)"
+    return None
+
+
+def _is_seq(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_SAFE
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _provider_model(value: Any) -> bool:
+    return isinstance(value, dict) and _nonempty_str(value.get("provider")) and _nonempty_str(value.get("model"))
+
+
+def check_message_shape(event: dict) -> None:
+    """A message-carrying event holds an identified message with the role and source its type needs."""
+    kind = event["type"]
+    if kind not in SURFACE_TYPES:
+        return
+    subject = f'session event "{kind}"'
+    data = event.get("data")
+    message = data if kind == "user/message" else (data.get("message") if isinstance(data, dict) else None)
+    if not isinstance(message, dict) or not _nonempty_str(message.get("id")):
+        raise EventRejected(f"{subject} lacks an identified message (a message needs a non-empty id)")
+    role = "assistant" if kind == "assistant/message" else "user"
+    if message.get("role") != role:
+        raise EventRejected(f'{subject} message must have role "{role}"')
+    source = message.get("source")
+    if not isinstance(source, dict) or not _nonempty_str(source.get("kind")):
+        raise EventRejected(f"{subject} message has invalid source")
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise EventRejected(f"{subject} message has invalid content")
+    if kind == "assistant/message":
+        if source["kind"] != "model" or not _provider_model(source):
+            raise EventRejected(f"{subject} message must have model source")
+        return
+    if kind == "tool/result":
+        if source["kind"] != "tool" or not _nonempty_str(source.get("callId")):
+            raise EventRejected(f"{subject} message must have tool source")
+        block = content[0] if len(content) == 1 else None
+        if not isinstance(block, dict) or block.get("type") != "tool-result" \
+                or not isinstance(block.get("content"), list):
+            raise EventRejected(f"{subject} message must contain one tool-result block")
+        if block.get("toolCallId") != source["callId"]:
+            raise EventRejected(f"{subject} message has mismatched tool call ids")
+
+
+def check_envelope(event: Any) -> None:
+    """The envelope ``{type, seq, time, data, ignorable?, surfaceOp?, sourceEventSeqs?}``."""
+    if not isinstance(event, dict) or not _nonempty_str(event.get("type")) or not _is_seq(event.get("seq")) \
+            or type(event.get("time")) is not int or "data" not in event:
+        raise EventRejected("invalid event envelope (needs type, seq, time and data)")
+    extra = set(event) - {"type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs"}
+    if extra:
+        raise EventRejected(f"event {event['type']!r} has unknown envelope keys: {', '.join(sorted(extra))}")
+    if "ignorable" in event and event["ignorable"] is not True:
+        raise EventRejected("ignorable must be true when present")
+    if event["type"] == "request/header-delta":
+        raise EventRejected('session event "request/header-delta" is the unsupported legacy header format')
+    if event["type"] == "request/header" and isinstance(event["data"], dict) \
+            and event["data"].get("reason") == "fallback":
+        raise EventRejected('session event "request/header" uses the unsupported legacy reason "fallback"')
