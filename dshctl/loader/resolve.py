@@ -28,6 +28,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/status-page": "dshctl.host.plugins.status_page",
     "@dshctl/tools": "dshctl.host.plugins.tools",
     "@dshctl/agent-presets": "dshctl.host.plugins.agent_presets",
+    "@dshctl/llm-script": "dshctl.agents.llm.script",
 }
 ENTRY_POINT_GROUP = "dshctl.plugins"
 MODULE_PACKAGE = "dshctl_plugins"
