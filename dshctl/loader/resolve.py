@@ -29,6 +29,11 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/tools": "dshctl.host.plugins.tools",
     "@dshctl/agent-presets": "dshctl.host.plugins.agent_presets",
     "@dshctl/llm-script": "dshctl.agents.llm.script",
+    "@dshctl/agents": "dshctl.agents.loop.registry",
+    "@dshctl/agent-loop": "dshctl.agents.loop.plugin",
+    "@dshctl/loop-guard": "dshctl.agents.loop.guard",
+    "@dshctl/fs-tools": "dshctl.agents.tools.fs",
+    "@dshctl/ask-user": "dshctl.agents.tools.ask",
 }
 ENTRY_POINT_GROUP = "dshctl.plugins"
 MODULE_PACKAGE = "dshctl_plugins"

@@ -28,8 +28,13 @@ class Tool:
     resources: Callable[[Any], list] | None = None
 
     def schema(self) -> dict:
-        """The model-visible part: name, description, parameters (never the timeout or classifier)."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        """The model-visible part: name, description, parameters (never the timeout or classifier).
+        A plain-JSON copy made once: schemas that share sub-dicts still log as plain trees."""
+        cached = self.__dict__.get("_schema")
+        if cached is None:
+            cached = self.__dict__["_schema"] = json.loads(json.dumps(
+                {"name": self.name, "description": self.description, "parameters": self.parameters}))
+        return cached
 
     def parallel_safe(self, args: Any) -> bool:
         """Only a literal ``True`` opts in; a missing classifier or one that raises means exclusive."""

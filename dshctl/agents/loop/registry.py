@@ -1,0 +1,114 @@
+"""``@dshctl/agents``: the ``agents`` service, the registry of live agents (dsh's ``agents``).
+
+It owns no loop: a factory (``@dshctl/agent-loop``, or any plugin replacing it) registers itself with
+``set_factory`` as an effect. When the factory goes away (its row unloads, or restarts because the
+``llm`` row changed), its live agents are disposed — a running turn ends ``aborted`` (cause
+``disposed``) and its log is committed and closed — and later requests restore them from the session
+log through the next factory: sessions survive, agents are cheap.
+"""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+name = "@dshctl/agents"
+schema = {"type": "object", "default": {}, "properties": {
+    "compression": {"enum": ["zstd", "none"], "default": "zstd"},
+}}
+
+
+class NoAgentLoop(RuntimeError):
+    pass
+
+
+class AgentRegistry:
+    def __init__(self, ctx, home: Path, compression: str):
+        self.ctx = ctx
+        self.home = home
+        self.compression = compression
+        self.factory = None
+        self.live: dict[str, object] = {}
+        self._store = None
+        self._opening: dict[str, asyncio.Future] = {}
+
+    @property
+    def store(self):
+        if self._store is None:
+            from dshctl.agents.session.store import SessionStore
+            self._store = SessionStore(self.home, compression=self.compression)
+        return self._store
+
+    def set_factory(self, factory):
+        """Install ``factory``; returns the disposer (the effect's inverse)."""
+        previous, self.factory = self.factory, factory
+
+        async def restore():
+            if self.factory is factory:
+                self.factory = previous
+            await self.drop_all(lambda agent: agent.loop is factory)
+        return restore
+
+    async def drop_all(self, which=lambda agent: True) -> None:
+        doomed = [a for a in self.live.values() if which(a)]
+        for agent in doomed:
+            self.live.pop(agent.id, None)
+        await asyncio.gather(*(self._retire(a) for a in doomed), return_exceptions=True)
+
+    async def _retire(self, agent) -> None:
+        try:
+            await agent.dispose()
+        finally:
+            await agent.loop.release(agent)
+            agent.session.close()
+
+    def get(self, agent_id: str):
+        return self.live.get(agent_id)
+
+    def list(self) -> list[dict]:
+        return [{"id": a.id, "status": a.status, "preset": a.preset, "turns": a.last_turn}
+                for a in self.live.values()]
+
+    async def open(self, session_id: str | None = None, *, preset: str | None = None,
+                   cwd: str | None = None, options: dict | None = None):
+        """The live agent of ``session_id`` (restored from its log if needed), or a new session's agent."""
+        if self.factory is None:
+            raise NoAgentLoop("no agent loop is running (add an @dshctl/agent-loop row and an llm row)")
+        if session_id is not None and session_id in self.live:
+            agent = self.live[session_id]
+            if preset is not None and preset != agent.preset:
+                await agent.loop.select_preset(agent, preset)
+            return agent
+        if session_id is not None and session_id in self._opening:
+            return await asyncio.shield(self._opening[session_id])
+        factory = self.factory
+        if session_id is None:
+            log = self.store.create(cwd=cwd, agent_preset=preset)
+        else:
+            log = await asyncio.to_thread(self.store.open, session_id)
+        pending = asyncio.get_running_loop().create_future()
+        self._opening[log.id] = pending
+        try:
+            agent = await factory.create(log, preset=preset, options=options or {})
+        except BaseException as exc:
+            log.close()
+            pending.set_exception(exc)
+            pending.exception()   # retrieved: the caller below raises it
+            raise
+        finally:
+            self._opening.pop(log.id, None)
+        self.live[agent.id] = agent
+        pending.set_result(agent)
+        return agent
+
+    async def close(self, agent_id: str) -> None:
+        agent = self.live.pop(agent_id, None)
+        if agent is not None:
+            await self._retire(agent)
+
+
+def apply(ctx, config):
+    host = ctx.get("host")
+    home = Path(host.options.home) if host is not None else Path.home() / ".dsh"
+    registry = AgentRegistry(ctx, home, config["compression"])
+    ctx.provide("agents", registry)
+    ctx.effect(lambda: registry.drop_all, "agents.live()")

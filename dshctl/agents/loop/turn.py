@@ -1,0 +1,96 @@
+"""A turn and its steps, with dsh's events (architecture-notes.md, "The agent loop").
+
+turn/start → [agent/pre-step (waterfall; reject = zero-step turn) → step/start → user/message… →
+agent/request (waterfall: the call config) → request/header when it changed → llm/stream (waterfall
+around the adapter) → assistant/chunk… → assistant/message → tool calls (scheduler.py) → step/end →
+agent/turn-stopping (serial)]… → turn/end. The reason is completed, max-tokens (sticky: once a step hit
+the limit the turn ends so even if later steps complete), aborted {reason: cause}, blocked, error
+{error: failure} — and interrupted, which only the restore pipeline writes for a turn a crash cut.
+
+``agent/turn-stopping`` runs at every step end with ``stopping`` saying whether the turn is about to
+close. A listener continues a closing turn by steering; it stops a continuing one by returning
+``{"kind": "stop", "reason": "…"}`` — the turn then ends ``aborted`` with cause ``{"kind": "hook",
+"reason"}``, dsh's cause for a hook's cancellation (docs/agents.md, "Decisions").
+"""
+from __future__ import annotations
+
+import asyncio
+
+from .step import TurnAborted, run_step
+
+_ENTER = "enter"
+
+
+async def run_turn(agent) -> None:
+    turn = agent.last_turn + 1
+    agent.last_turn = turn
+    agent.append("turn/start", {"turn": turn})
+    ends: dict | None = None
+    step = 0
+    target = "next-turn"
+    try:
+        while True:
+            _check(agent)
+            claimed = agent.inbox.claim(target)
+            decision = await agent.ctx.waterfall(
+                "agent/pre-step", {"agent": agent, "messages": claimed, "turn": turn, "step": step + 1,
+                                   "signal": agent.abort_event},
+                default=lambda: {"kind": _ENTER, "messages": claimed})
+            _check(agent)
+            if not isinstance(decision, dict) or decision.get("kind") != _ENTER:
+                ends = {"kind": "blocked"}
+                break
+            messages = list(decision.get("messages") or [])
+            if ends is not None and not messages:
+                break
+            if step == 0 and not messages:
+                ends = {"kind": "completed"}
+                break
+            step += 1
+            agent.append("step/start", {"turn": turn, "step": step})
+            try:
+                for message in messages:
+                    agent.append("user/message", message, surfaceOp="append")
+                if step == 1:
+                    agent.session.commit()   # the input survives a crash mid-turn (restore closes it)
+                step_end = await run_step(agent, turn, step)
+            finally:
+                agent.append("step/end", {"turn": turn, "step": step})
+            if ends is None or ends["kind"] != "max-tokens":
+                ends = step_end
+            _check(agent)
+            verdict = await agent.ctx.serial(
+                "agent/turn-stopping", {"agent": agent, "turn": turn, "step": step,
+                                        "stopping": ends is not None and not agent.inbox.next_step,
+                                        "reason": ends, "signal": agent.abort_event})
+            _check(agent)
+            if isinstance(verdict, dict) and verdict.get("kind") == "stop":
+                ends = {"kind": "aborted", "reason": {"kind": "hook",
+                                                      "reason": str(verdict.get("reason") or "stopped")}}
+                break
+            if ends is not None and not agent.inbox.next_step:
+                break
+            target = "next-step"
+    except TurnAborted:
+        ends = {"kind": "aborted", "reason": agent.abort_cause or {"kind": "user"}}
+    except asyncio.CancelledError:
+        ends = {"kind": "aborted", "reason": {"kind": "disposed"}}
+        raise
+    except Exception as exc:  # noqa: BLE001 - a turn ends with the reason; the driver never dies
+        ends = {"kind": "error", "error": failure_of(exc)}
+        agent.ctx.emit("agent/error", {"agent": agent, "turn": turn, "step": step, "error": exc})
+    finally:
+        agent.append("turn/end", {"turn": turn, "reason": ends or {"kind": "completed"}})
+        agent.session.commit()
+
+
+def _check(agent) -> None:
+    if agent.abort_event.is_set():
+        raise TurnAborted()
+
+
+def failure_of(exc: BaseException) -> dict:
+    failure = getattr(exc, "failure", None)
+    if failure is not None and hasattr(failure, "to_json"):
+        return failure.to_json()
+    return {"message": f"{type(exc).__name__}: {exc}", "code": "UNKNOWN"}
