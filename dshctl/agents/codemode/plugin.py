@@ -1,0 +1,68 @@
+"""``@dshctl/code-mode``: offers ``run_code`` to the agents that see this row, and its SDK in their prompt.
+
+A row in the host's tree registers ``run_code`` in the global tool layer (every agent); a row in a
+preset's ``agent.cordis.yml`` registers it in that preset's layer, so only agents of that preset get
+Code Mode. The tools registry refuses the name to every other plugin. Each request of an agent that
+sees ``run_code`` carries the generated SDK at the end of its system prompt (an ``agent/request``
+listener; the request header logs it). Unloading the row stops every live run — its worker is killed.
+"""
+from __future__ import annotations
+
+from .runtime import Limits
+from .tool import RUN_CODE, make_run_code, sdk_for
+
+name = "@dshctl/code-mode"
+inject = ["tools"]
+schema = {"type": "object", "default": {}, "additionalProperties": False, "properties": {
+    "cpuSeconds": {"type": "integer", "minimum": 1, "default": 30},
+    "memoryMb": {"type": "integer", "minimum": 64, "default": 1024},
+    "wallSeconds": {"type": "number", "exclusiveMinimum": 0, "default": 120},
+    "maxLogBytes": {"type": "integer", "minimum": 64, "default": 65536},
+    "maxValueBytes": {"type": "integer", "minimum": 64, "default": 65536},
+    "maxFrameBytes": {"type": "integer", "minimum": 4096, "default": 16777216},
+    "maxCallsInFlight": {"type": "integer", "minimum": 1, "default": 64},
+    "maxParallelSubCalls": {"type": "integer", "minimum": 1, "default": 10},
+    "python": {"type": "string"},
+}}
+SDK_MARK = "\n\n## Writing code for run_code\n"
+
+
+def limits_of(config: dict) -> Limits:
+    return Limits(cpu_seconds=config["cpuSeconds"], address_space_bytes=config["memoryMb"] << 20,
+                  wall_seconds=float(config["wallSeconds"]), max_log_bytes=config["maxLogBytes"],
+                  max_value_bytes=config["maxValueBytes"], max_frame_bytes=config["maxFrameBytes"],
+                  max_calls_in_flight=config["maxCallsInFlight"])
+
+
+def with_sdk(system: str | None, sdk: str | None) -> str | None:
+    """``system`` without any earlier SDK section, then the current one (idempotent per request)."""
+    base = (system or "").split(SDK_MARK.strip("\n"), 1)[0].rstrip("\n") if system else ""
+    if sdk is None:
+        return base or None
+    return f"{base}\n\n{sdk}" if base else sdk
+
+
+def apply(ctx, config):
+    live: set = set()
+    definition = make_run_code(lambda: limits_of(config), max_parallel=lambda: config["maxParallelSubCalls"],
+                               python=lambda: config.get("python"), live=live)
+    scope = ctx.get("toolScope") or "global"
+    ctx.tools.register_transport(ctx, RUN_CODE, definition, scope)
+
+    async def on_request(payload, next_):
+        agent = payload.get("agent") if isinstance(payload, dict) else None
+        options = getattr(agent, "options", None)
+        if isinstance(options, dict):
+            sees = RUN_CODE in agent.tool_view()   # only this plugin can have registered it
+            options["system"] = with_sdk(options.get("system"), sdk_for(agent) if sees else None)
+            if options["system"] is None:
+                options.pop("system")
+        return await next_()
+    ctx.on("agent/request", on_request)
+
+    def stop_live_runs():
+        def stop():
+            for run in list(live):
+                run.stop("abort", "Code Mode was unloaded")
+        return stop
+    ctx.effect(stop_live_runs, "code-mode.liveRuns")
