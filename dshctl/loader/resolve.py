@@ -29,6 +29,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/tools": "dshctl.host.plugins.tools",
     "@dshctl/agent-presets": "dshctl.host.plugins.agent_presets",
     "@dshctl/llm-script": "dshctl.agents.llm.script",
+    "@dshctl/llm-openai": "dshctl.agents.llm.openai",
     "@dshctl/agents": "dshctl.agents.loop.registry",
     "@dshctl/agent-loop": "dshctl.agents.loop.plugin",
     "@dshctl/loop-guard": "dshctl.agents.loop.guard",

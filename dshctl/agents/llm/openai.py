@@ -1,0 +1,217 @@
+"""``@dshctl/llm-openai``: OpenAI-compatible Chat Completions, streamed over HTTP (DeepSeek's API,
+Ollama, vLLM, llama.cpp's server).
+
+Config: ``baseUrl``, ``model``, ``apiKey`` (write ``!!js process.env.DEEPSEEK_API_KEY``: the loader
+evaluates it, and ``status`` shows the expression, never the value), ``connectTimeoutMs``,
+``readTimeoutMs`` (the longest silence between two reads of the stream), ``retry``. A request that
+fails before any chunk was delivered — connection error, timeout, 429, 5xx, an empty reply — is
+retried after ``Retry-After`` when the server sends one, else after an exponential backoff with
+jitter; once chunks are out a failure cannot be retried (the consumer has seen them) and the stream
+ends with a terminal ``finish`` of kind ``error``. Failures never raise out of ``stream()``, and the
+API key is scrubbed from every message this adapter produces.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import random
+from typing import Any, AsyncIterator
+
+import httpx
+
+from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk
+from dshctl.agents.llm.openai_wire import SseParser, Translator, http_error_code, request_body, retry_after_ms
+
+name = "@dshctl/llm-openai"
+PROVIDER = "openai"
+RETRYABLE = frozenset({"EMPTY_RESPONSE", "RATE_LIMIT", "SERVER", "TIMEOUT", "TRANSPORT"})
+schema = {
+    "type": "object",
+    "required": ["model"],
+    "properties": {
+        "baseUrl": {"type": "string", "minLength": 1, "default": "https://api.deepseek.com"},
+        "model": {"type": "string", "minLength": 1},
+        "apiKey": {"type": ["string", "null"]},
+        "provider": {"type": "string", "minLength": 1, "default": PROVIDER},
+        "connectTimeoutMs": {"type": "integer", "minimum": 1, "default": 10_000},
+        "readTimeoutMs": {"type": "integer", "minimum": 1, "default": 300_000},
+        "maxTokens": {"type": "integer", "minimum": 1},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+        "retry": {
+            "type": "object",
+            "default": {},
+            "additionalProperties": False,
+            "properties": {
+                "maxRetries": {"type": "integer", "minimum": 0, "default": 5},
+                "initialDelayMs": {"type": "integer", "minimum": 1, "default": 500},
+                "maxDelayMs": {"type": "integer", "minimum": 1, "default": 10_000},
+                "jitterRatio": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1},
+            },
+        },
+    },
+}
+
+
+class _Aborted(Exception):
+    pass
+
+
+def _error_finish(failure: LlmFailure, aborted: bool = False) -> StreamChunk:
+    return {"type": "finish", "reason": {"kind": "aborted" if aborted else "error", "failure": failure.to_json()}}
+
+
+class OpenAiModel:
+    """The ``llm`` service of ``@dshctl/llm-openai``."""
+
+    def __init__(self, config: dict[str, Any], transport: httpx.AsyncBaseTransport | None = None):
+        self.provider = config.get("provider", PROVIDER)
+        self.model = config["model"]
+        self.base_url = config.get("baseUrl", "https://api.deepseek.com").rstrip("/")
+        self._key = config.get("apiKey") or None
+        self._headers = dict(config.get("headers") or {})
+        self.max_tokens = config.get("maxTokens")
+        self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
+                      **(config.get("retry") or {})}
+        self.timeout = httpx.Timeout(connect=config.get("connectTimeoutMs", 10_000) / 1000,
+                                     read=config.get("readTimeoutMs", 300_000) / 1000, write=30.0, pool=30.0)
+        self._transport = transport
+        self.retries = 0                   # retries made so far (tests and status read it)
+
+    def __repr__(self) -> str:             # never the key
+        return f"OpenAiModel(baseUrl={self.base_url!r}, model={self.model!r})"
+
+    def scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def _failure(self, message: str, code: str, **kw: Any) -> LlmFailure:
+        return LlmFailure(self.scrub(message), code, **kw)
+
+    def _delay_ms(self, attempt: int, failure: LlmFailure) -> float:
+        if failure.provider_retry_after_ms is not None:
+            return failure.provider_retry_after_ms
+        base = min(self.retry["initialDelayMs"] * 2 ** attempt, self.retry["maxDelayMs"])
+        return base * (1 + random.uniform(-1, 1) * self.retry["jitterRatio"])
+
+    async def stream(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
+        if options.max_tokens is None and self.max_tokens is not None:
+            options = dataclasses.replace(options, max_tokens=self.max_tokens)
+        attempt = 0
+        while True:
+            delivered = 0
+            failure = None
+            attempt_stream = self._attempt(options)
+            try:
+                async for chunk in attempt_stream:
+                    if not delivered and chunk["type"] == "finish" and chunk["reason"]["kind"] == "error":
+                        failure = LlmFailure(chunk["reason"]["failure"]["message"], chunk["reason"]["failure"]["code"])
+                        break                       # an empty reply: nothing delivered, so retryable
+                    delivered += 1
+                    yield chunk
+                if failure is None:
+                    return
+            except _Aborted:
+                yield _error_finish(LlmFailure("request aborted by caller", "ABORTED"), aborted=True)
+                return
+            except LlmError as exc:
+                failure = exc.failure
+            finally:
+                await attempt_stream.aclose()
+            if delivered or failure.code not in RETRYABLE or attempt >= self.retry["maxRetries"]:
+                yield _error_finish(failure)
+                return
+            delay = self._delay_ms(attempt, failure) / 1000
+            attempt += 1
+            self.retries += 1
+            if await _aborted_within(options.abort, delay):
+                yield _error_finish(LlmFailure("request aborted by caller", "ABORTED"), aborted=True)
+                return
+
+    def _request_headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **self._headers}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+    async def _attempt(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
+        url = f"{self.base_url}/chat/completions"
+        body = json.dumps(request_body(options), ensure_ascii=False)
+        async with httpx.AsyncClient(timeout=self.timeout, transport=self._transport) as client:
+            try:
+                async with client.stream("POST", url, content=body.encode(), headers=self._request_headers()) as resp:
+                    if resp.status_code >= 300:
+                        raise LlmError(await self._http_failure(resp))
+                    async for chunk in self._chunks(resp, options.abort):
+                        yield chunk
+            except httpx.TimeoutException as exc:
+                what = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
+                raise LlmError(self._failure(f"timed out {what} {url}", "TIMEOUT")) from None
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise LlmError(self._failure(f"connection to {url} closed mid-stream: {exc}", "STREAM_CLOSED")) \
+                    from None
+            except httpx.TransportError as exc:
+                raise LlmError(self._failure(f"request to {url} failed: {exc}", "TRANSPORT")) from None
+
+    async def _http_failure(self, resp: httpx.Response) -> LlmFailure:
+        raw = (await resp.aread()).decode("utf-8", "replace")
+        message, detail = f"API error (HTTP {resp.status_code})", ""
+        try:
+            error = json.loads(raw).get("error") or {}
+            if isinstance(error, dict):
+                detail = " ".join(str(error[k]) for k in ("code", "type", "message") if error.get(k))
+                message = str(error.get("message") or message)
+        except (ValueError, AttributeError):
+            pass
+        request_id = resp.headers.get("x-request-id") or resp.headers.get("x-deepseek-request-id") or None
+        return self._failure(message, http_error_code(resp.status_code, detail), status=resp.status_code,
+                             provider_retry_after_ms=retry_after_ms(resp.headers.get("retry-after")),
+                             request_id=request_id)
+
+    async def _chunks(self, resp: httpx.Response, abort: asyncio.Event | None) -> AsyncIterator[StreamChunk]:
+        sse, translate = SseParser(), Translator()
+        lines = resp.aiter_lines()
+        while True:
+            line = await _next_or_abort(lines, abort)
+            if line is None:
+                break
+            payload = sse.line(line)
+            if payload is None:
+                continue
+            for chunk in translate.feed(payload):
+                yield chunk
+            if translate.done:
+                return
+        raise LlmError(self._failure("stream ended without [DONE]", "STREAM_CLOSED"))
+
+
+async def _next_or_abort(lines: AsyncIterator[str], abort: asyncio.Event | None) -> str | None:
+    """The next line (None at the end), or :class:`_Aborted` as soon as ``abort`` is set."""
+    if abort is None:
+        return await anext(lines, None)
+    if abort.is_set():
+        raise _Aborted()
+    read = asyncio.ensure_future(anext(lines, None))
+    stop = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait({read, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if not read.done():
+        read.cancel()
+        raise _Aborted()
+    return read.result()
+
+
+async def _aborted_within(abort: asyncio.Event | None, seconds: float) -> bool:
+    if abort is None:
+        await asyncio.sleep(seconds)
+        return False
+    try:
+        await asyncio.wait_for(abort.wait(), seconds)
+        return True
+    except asyncio.TimeoutError:
+        return False
+
+
+def apply(ctx, config):
+    ctx.provide(LLM_SERVICE, OpenAiModel(config))
