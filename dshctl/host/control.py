@@ -98,11 +98,38 @@ class ControlServer:
                                                           f"{os.getuid()}"})
                 return
             while line := await reader.readline():
-                await _send(writer, await self._answer(line))
+                answer = await self._answer(line)
+                if hasattr(answer, "__aiter__"):
+                    await self._stream(answer, reader, writer)
+                    return
+                await _send(writer, answer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass  # the client went away (or sent garbage); the work it asked for is not affected
         finally:
             writer.close()
+
+    async def _stream(self, answer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A streamed answer (``agent.run``): lines out as they come, the client's lines in to
+        ``answer.incoming``; the client going away sets ``answer.closed``."""
+        async def listen():
+            try:
+                while line := await reader.readline():
+                    try:
+                        answer.incoming.put_nowait(json.loads(line))
+                    except ValueError:
+                        continue
+            except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+                pass
+            answer.closed.set()
+        listener = asyncio.ensure_future(listen())
+        try:
+            async for item in answer:
+                try:
+                    await _send(writer, item)
+                except (ConnectionError, RuntimeError):
+                    answer.closed.set()    # keep draining: the turn ends as aborted, logged whole
+        finally:
+            listener.cancel()
 
     async def _answer(self, line: bytes) -> dict:
         try:

@@ -25,4 +25,7 @@ async def _handle(host: "Host", request: dict) -> dict:
     if op == "reload":
         outcome = await host.reloader.reload("control")
         return {"ok": True, "outcome": outcome.to_json()}
-    return {"ok": False, "error": f"unknown op {op!r} (expected reload, status or ping)"}
+    if op == "agent.run":
+        from .agent_ops import TurnStream
+        return TurnStream(host, request)
+    return {"ok": False, "error": f"unknown op {op!r} (expected reload, status, ping or agent.run)"}

@@ -29,7 +29,6 @@ class Agent:
         self.abort_cause: dict | None = None
         self.call_counts: dict[str, int] = {}   # the repeat guard's tally, reset each turn
         self.repeat_limit = int(options.get("repeatLimit", 3))
-        self.observers: list[Callable[[dict], Any]] = []
         self.last_turn = max((e["data"]["turn"] for e in session.events if e["type"] == "turn/start"),
                              default=0)
         self._driver: asyncio.Task | None = None
@@ -54,12 +53,14 @@ class Agent:
         tools = self.ctx.get("tools")
         return tools is not None and any(name in s.own for s in tools.scopes.values())
 
+    @property
+    def observers(self) -> list[Callable[[dict], Any]]:
+        """Called with every event appended to this agent's log, whoever appends it (loop, scheduler,
+        Code Mode): the CLI's stream reads the turn here."""
+        return self.session.listeners
+
     def append(self, kind: str, data: Any, **extra: Any) -> dict:
-        """Append to the session log and tell the observers (the CLI's stream, tests)."""
-        event = self.session.append(kind, data, **extra)
-        for observer in list(self.observers):
-            observer(event)
-        return event
+        return self.session.append(kind, data, **extra)
 
     # ---- input ---------------------------------------------------------------------------------
     def followup(self, content) -> dict:

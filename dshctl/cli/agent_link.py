@@ -1,0 +1,104 @@
+"""How ``dshctl agent`` reaches an agent: the running host's control socket, or an embedded host.
+
+Both speak the ``agent.run`` stream of ``dshctl.host.agent_ops`` (response lines out; answer and abort
+lines in), so ``run`` and ``chat`` do not care which one they hold.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+from typing import AsyncIterator
+
+from dshctl.errors import DshctlError, Loc
+
+
+class SocketLink:
+    """One connection per turn to the running host."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.where = f"the running host ({path})"
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def turn(self, request: dict) -> AsyncIterator[dict]:
+        from dshctl.host.control import MAX_LINE, _addressable
+        with _addressable(self.path) as address:
+            reader, writer = await asyncio.open_unix_connection(address, limit=MAX_LINE)
+        self._writer = writer
+        try:
+            writer.write(json.dumps({"op": "agent.run", **request}).encode() + b"\n")
+            await writer.drain()
+            while line := await reader.readline():
+                yield json.loads(line)
+        finally:
+            self._writer = None
+            writer.close()
+
+    async def send(self, message: dict) -> None:
+        if self._writer is not None:
+            self._writer.write(json.dumps(message).encode() + b"\n")
+            await self._writer.drain()
+
+    async def close(self) -> None:
+        pass
+
+
+class EmbeddedLink:
+    """A host booted in this process for as long as the command runs (no socket, no watcher)."""
+
+    def __init__(self, home: Path, profile: str):
+        from dshctl.host.hostlog import HostLog
+        from dshctl.host.runner import Host, HostOptions
+        self.log_text = io.StringIO()
+        self.host = Host(HostOptions(home=home, profile=profile, watch=False, module_reload=False),
+                         HostLog("json", stream=self.log_text))
+        self.where = f"an embedded host (profile {profile!r})"
+        self._stream = None
+        self._booted = False
+
+    async def start(self) -> None:
+        await self.host.boot()
+        self._booted = True
+
+    async def turn(self, request: dict) -> AsyncIterator[dict]:
+        from dshctl.host.agent_ops import TurnStream
+        self._stream = TurnStream(self.host, request)
+        try:
+            async for line in self._stream:
+                yield line
+        finally:
+            self._stream = None
+
+    async def send(self, message: dict) -> None:
+        if self._stream is not None:
+            self._stream.incoming.put_nowait(message)
+
+    async def close(self) -> None:
+        if self._booted:
+            await self.host.shutdown()
+            self._booted = False
+
+
+async def connect(home: Path, profile: str):
+    """The running host's link when one answers, else an embedded host (booted here)."""
+    from dshctl.host import control, state_dir
+    path = state_dir.socket_path(home, profile)
+    try:
+        await asyncio.to_thread(control.request, path, {"op": "ping"}, timeout=5)
+        return SocketLink(path)
+    except control.NoHost:
+        pass
+    link = EmbeddedLink(home, profile)
+    try:
+        await link.start()
+    except DshctlError:
+        await link.close()
+        raise
+    except Exception as exc:  # noqa: BLE001 - a profile that cannot boot is the user's to fix
+        await link.close()
+        raise DshctlError(f"the profile failed to start: {type(exc).__name__}: {exc}",
+                          loc=Loc(str(home / "profiles" / profile)),
+                          hint="run `dshctl host run` to see the boot log") from None
+    return link

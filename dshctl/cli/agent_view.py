@@ -1,0 +1,178 @@
+"""What ``dshctl agent`` shows: the streamed answer, tool calls and results, questions, turn ends; and
+the chat loop with its /commands."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+REASON_TEXT = {"blocked": "a plugin rejected the input (agent/pre-step)", "max-tokens":
+               "the answer hit the model's output limit"}
+
+
+def describe_reason(reason: dict | None) -> str | None:
+    """None for a plain completion, else one line on why the turn ended."""
+    kind = (reason or {}).get("kind")
+    if kind in (None, "completed"):
+        return None
+    if kind == "aborted":
+        cause = reason.get("reason") or {}
+        return f"turn stopped: {cause['reason']}" if cause.get("kind") == "hook" else "turn aborted"
+    if kind == "error":
+        error = reason.get("error") or {}
+        return f"turn failed: {error.get('message')} ({error.get('code')})"
+    return f"turn ended: {REASON_TEXT.get(kind, kind)}"
+
+
+class TurnPrinter:
+    def __init__(self, *, json_lines: bool = False, out=None, err=None):
+        self.json_lines = json_lines
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._mid_line = False
+        self.interactive_answers = sys.stdin.isatty()
+        self.last_session: str | None = None
+
+    def _text(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        self._mid_line = not text.endswith("\n")
+
+    def _side(self, text: str) -> None:
+        if self._mid_line:
+            self._text("\n")
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def note(self, text: str) -> None:
+        self._side(f"-- {text}")
+
+    def event(self, event: dict) -> None:
+        if self.json_lines:
+            self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.out.flush()
+            return
+        kind, data = event["type"], event["data"]
+        if kind == "assistant/chunk" and data["chunk"].get("type") == "text-delta":
+            self._text(data["chunk"]["text"])
+        elif kind == "tool/call":
+            self._side(f"  → {data['name']} {data['arguments']}")
+        elif kind == "tool/result":
+            block = data["message"]["content"][0]
+            text = " ".join(b.get("text", "") for b in block["content"] if isinstance(b, dict)).strip()
+            first = text.splitlines()[0] if text else ""
+            self._side(f"  ← {'error: ' if block.get('isError') else ''}{first[:200]}")
+        elif kind == "step/end" and self._mid_line:
+            self._text("\n")
+
+    def done(self, line: dict) -> None:
+        self.last_session = line.get("session")
+        if self.json_lines:
+            self.out.write(json.dumps({"done": True, "session": line.get("session"),
+                                       "reason": line.get("reason")}, ensure_ascii=False) + "\n")
+            return
+        if self._mid_line:
+            self._text("\n")
+        why = describe_reason(line.get("reason"))
+        if why:
+            self._side(f"dshctl: {why}")
+        self.err.write(f"(session {line.get('session')})\n")
+
+    async def ask(self, question: dict) -> dict | None:
+        """A question from ask_user_question, answered on the terminal (nobody there: no answer)."""
+        if not self.interactive_answers:
+            self._side(f"? {question.get('question')} (no terminal to answer on)")
+            return None
+        return await ask_on_terminal(question, self._side)
+
+
+async def ask_on_terminal(question: dict, show) -> dict | None:
+    options = question.get("options") or []
+    show(f"? {question.get('question')}")
+    for n, option in enumerate(options, 1):
+        mark = " (recommended)" if option.get("recommended") else ""
+        desc = f" — {option['description']}" if option.get("description") else ""
+        show(f"  {n}. {option['label']}{mark}{desc}")
+    hint = "number or your own answer" if options else "your answer"
+    reply = await read_line(f"answer ({hint}): ")
+    if reply is None:
+        return None
+    reply = reply.strip()
+    if reply.isdigit() and 1 <= int(reply) <= len(options):
+        return {"option": options[int(reply) - 1]["label"]}
+    if not reply and any(o.get("recommended") for o in options):
+        return {"option": next(o["label"] for o in options if o.get("recommended"))}
+    return {"text": reply}
+
+
+async def read_line(prompt: str) -> str | None:
+    """One line from stdin off the event loop; None at end of input."""
+    def read():
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        return None if line == "" else line.rstrip("\n")
+    return await asyncio.get_running_loop().run_in_executor(None, read)
+
+
+HELP = """commands:
+  /help            this list
+  /session         the current session id
+  /new             start a new session
+  /preset NAME     use another agent preset from the next turn
+  /quit, /exit     leave (Ctrl-D too); Ctrl-C aborts a running turn"""
+
+
+class ChatSession:
+    def __init__(self, state, *, session: str | None, preset: str | None):
+        self.state = state
+        self.session = session
+        self.preset = preset
+
+    async def run(self) -> int:
+        from dshctl.cli.agent_cmd import drive_turn
+        from dshctl.cli.agent_link import connect
+        from dshctl.errors import DshctlError
+        printer = TurnPrinter()
+        printer.interactive_answers = True
+        link = await connect(self.state.home, self.state.profile)
+        sys.stderr.write(f"dshctl agent chat on {link.where}; /help for commands\n")
+        try:
+            while True:
+                line = await read_line("you> ")
+                if line is None:
+                    sys.stdout.write("\n")
+                    return 0
+                line = line.strip()
+                if not line:
+                    continue
+                if line.startswith("/"):
+                    if self.command(line) == "quit":
+                        return 0
+                    continue
+                try:
+                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset},
+                                     printer)
+                except DshctlError as err:
+                    sys.stderr.write(f"dshctl: error: {err}\n" + (f"  hint: {err.hint}\n" if err.hint else ""))
+                self.session = printer.last_session or self.session
+        finally:
+            await link.close()
+
+    def command(self, line: str) -> str | None:
+        name, _, arg = line.partition(" ")
+        if name in ("/quit", "/exit"):
+            return "quit"
+        if name == "/help":
+            print(HELP)
+        elif name == "/session":
+            print(self.session or "(no session yet: the first message starts one)")
+        elif name == "/new":
+            self.session = None
+            print("the next message starts a new session")
+        elif name == "/preset" and arg.strip():
+            self.preset = arg.strip()
+            print(f"preset {self.preset} from the next turn")
+        else:
+            print(f"unknown command {line!r}; /help lists the commands")
+        return None

@@ -1,0 +1,135 @@
+"""Agent turns for clients of the host: ``{"op": "agent.run", "prompt", "session"?, "preset"?}``.
+
+The answer is a stream of JSON lines on the same connection (docs/host.md): ``{"ok": true, "event":
+<session event>}`` for every event of the turn as it is logged, ``{"ok": true, "ask": <question>}``
+when a tool asks the user (the client replies with one line ``{"answer": {...}}``), and a last line
+``{"ok": true, "done": true, "session", "reason", "text"}``. A client line ``{"abort": true}``, or the
+client going away, aborts the turn (cause ``user``). The same stream serves ``dshctl agent run`` in an
+embedded host (no socket), so both paths behave the same.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+
+class TurnStream:
+    """An async iterator of response lines; ``incoming`` takes the client's lines."""
+
+    def __init__(self, host, request: dict):
+        self.host = host
+        self.request = request
+        self.incoming: asyncio.Queue = asyncio.Queue()
+        self.closed = asyncio.Event()            # set by the server when the client went away
+
+    def __aiter__(self) -> AsyncIterator[dict]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[dict]:
+        request = self.request
+        prompt = request.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            yield {"ok": False, "error": 'agent.run needs a non-empty "prompt" string'}
+            return
+        agents = self.host.root.get("agents")
+        if agents is None:
+            yield {"ok": False, "error": "no agents service runs in this profile (add the @dshctl/agents, "
+                                         "@dshctl/agent-loop and an llm row)"}
+            return
+        try:
+            agent = await agents.open(request.get("session"), preset=request.get("preset"),
+                                      cwd=request.get("cwd"))
+        except Exception as exc:  # noqa: BLE001 - unknown session, busy session, missing preset, no loop
+            yield {"ok": False, "error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}
+            return
+        queue: asyncio.Queue = asyncio.Queue()
+        start = 0 if request.get("session") is None else len(agent.session.events)
+        for event in agent.session.events[start:]:
+            queue.put_nowait({"ok": True, "event": event})
+        observer = lambda event: queue.put_nowait({"ok": True, "event": event})  # noqa: E731
+        agent.observers.append(observer)
+        previous_asker = getattr(agent, "ask_user", None)
+        agent.ask_user = lambda question: self._ask(queue, question)
+        try:
+            agent.followup(prompt)
+            idle = asyncio.ensure_future(agent.when_idle())
+            async for line in self._pump(agent, queue, idle):
+                yield line
+        finally:
+            agent.observers.remove(observer)
+            agent.ask_user = previous_asker
+        yield {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events)}
+
+    async def _pump(self, agent, queue: asyncio.Queue, idle: asyncio.Future):
+        watch = asyncio.ensure_future(self._watch_client(agent))
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, idle}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                while not queue.empty():
+                    yield queue.get_nowait()
+                return
+        finally:
+            watch.cancel()
+
+    async def _watch_client(self, agent) -> None:
+        """Client lines that are not answers: an abort request; the client closing aborts too."""
+        closed = asyncio.ensure_future(self.closed.wait())
+        try:
+            while True:
+                getter = asyncio.ensure_future(self.incoming.get())
+                done, _ = await asyncio.wait({getter, closed}, return_when=asyncio.FIRST_COMPLETED)
+                if closed in done:
+                    getter.cancel()
+                    agent.abort({"kind": "user"})
+                    return
+                line = getter.result()
+                if isinstance(line, dict) and line.get("abort"):
+                    agent.abort({"kind": "user"})
+                elif isinstance(line, dict) and "answer" in line:
+                    self._answers.put_nowait(line["answer"])
+        finally:
+            closed.cancel()
+
+    _answers_q: asyncio.Queue | None = None
+
+    @property
+    def _answers(self) -> asyncio.Queue:
+        if self._answers_q is None:
+            self._answers_q = asyncio.Queue()
+        return self._answers_q
+
+    async def _ask(self, queue: asyncio.Queue, question: dict) -> Any:
+        queue.put_nowait({"ok": True, "ask": question})
+        return await self._answers.get()
+
+
+def open_hint(exc: Exception) -> str:
+    kind = type(exc).__name__
+    if kind == "SessionNotFound":
+        return "list the sessions with `dshctl session list`, or leave out --session to start one"
+    if kind == "SessionBusy":
+        return "another process has this session open; use the host that holds it, or wait for it to stop"
+    if kind == "PresetNotAvailable":
+        return "list the presets with `dshctl preset list`"
+    if kind == "NoAgentLoop":
+        return "the profile needs @dshctl/agents, @dshctl/agent-loop and an llm row"
+    return "see the host's log for details"
+
+
+def turn_summary(events: list[dict]) -> dict:
+    """The last turn's end reason and the text of its last assistant message."""
+    reason, text = None, ""
+    for event in reversed(events):
+        if reason is None and event["type"] == "turn/end":
+            reason = event["data"]["reason"]
+        if event["type"] == "assistant/message":
+            text = "".join(b.get("text", "") for b in event["data"]["message"]["content"] if b.get("type") == "text")
+            break
+        if event["type"] == "turn/start" and reason is not None:
+            break
+    return {"reason": reason, "text": text}
