@@ -14,8 +14,15 @@ def run(program: str, functions: dict | None = None, limits: Limits = FAST, **kw
     return asyncio.run(run_program(program, [Namespace("tools", functions or {})], limits, **kw))
 
 
-def open_fds() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
+def fd_links() -> dict[str, str]:
+    """This process's descriptors and what they point at (the listing's own fd vanishes mid-walk)."""
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return out
 
 
 def live_descendants() -> list[int]:

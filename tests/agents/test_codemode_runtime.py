@@ -5,7 +5,7 @@ import os
 
 from dshctl.agents.codemode.protocol import log_truncation_marker
 from dshctl.agents.codemode.runtime import Limits, Namespace, run_program
-from tests.agents.codemode_helpers import FAST, run, scratch_dirs
+from tests.agents.codemode_helpers import FAST, fd_links, run, scratch_dirs
 
 
 async def echo(args):
@@ -109,8 +109,9 @@ def test_isolation_scrubbed_env_scratch_cwd_no_inherited_fds():
     before = scratch_dirs()
     os.environ["DSHCTL_SECRET_FOR_TEST"] = "s3cret"
     try:
-        result = run("import os, resource\nreturn {'env': dict(os.environ), 'cwd': os.getcwd(), "
-                     "'fds': {f: os.readlink('/proc/self/fd/' + f) for f in os.listdir('/proc/self/fd')}, "
+        result = run("import os, resource\nfds = {}\nfor f in os.listdir('/proc/self/fd'):\n    try:\n"
+                     "        fds[f] = os.readlink('/proc/self/fd/' + f)\n    except OSError:\n        pass\n"
+                     "return {'env': dict(os.environ), 'cwd': os.getcwd(), 'fds': fds, "
                      "'as': resource.getrlimit(resource.RLIMIT_AS)[0], 'pgid': os.getpgid(0) == os.getpid()}")
     finally:
         del os.environ["DSHCTL_SECRET_FOR_TEST"]
@@ -119,7 +120,7 @@ def test_isolation_scrubbed_env_scratch_cwd_no_inherited_fds():
     assert os.path.basename(value["cwd"]).startswith("dshctl-code-")
     assert not os.path.exists(value["cwd"])             # the scratch directory went with the run
     # Beyond stdin/stdout/stderr and the channel: only what the worker's own event loop opened.
-    host_links = {os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+    host_links = set(fd_links().values())
     fds = {int(k): v for k, v in value["fds"].items()}
     assert {0, 1, 2, 3} <= set(fds) and fds[0] == "/dev/null"
     assert all(link == "anon_inode:[eventpoll]" or (link.startswith("socket:") and link not in host_links)
