@@ -62,6 +62,10 @@ class AgentLoop:
         await fiber
         self.scopes[agent.id] = fiber
         presets = self.ctx.get("agentPresets")
+        if presets is None and explicit:
+            await self.release(agent)
+            raise PresetNotAvailable(f'preset "{agent.preset}" asked for, but no @dshctl/agent-presets row '
+                                     "runs in this profile")
         if presets is not None:
             try:
                 chosen = await presets.open_session(fiber.ctx, agent.id, agent.preset)
