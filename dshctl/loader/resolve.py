@@ -35,6 +35,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/loop-guard": "dshctl.agents.loop.guard",
     "@dshctl/fs-tools": "dshctl.agents.tools.fs",
     "@dshctl/ask-user": "dshctl.agents.tools.ask",
+    "@dshctl/code-mode": "dshctl.agents.codemode.plugin",
 }
 ENTRY_POINT_GROUP = "dshctl.plugins"
 MODULE_PACKAGE = "dshctl_plugins"

@@ -29,6 +29,8 @@ schema = {
 
 GLOBAL = "global"
 RESERVED = frozenset({"run_code"})
+# The one plugin allowed to register a reserved name (by module name: the host reaches agents by string).
+TRANSPORT_OWNER = "dshctl.agents.codemode.plugin"
 
 
 class ToolError(ValueError):
@@ -104,7 +106,9 @@ class ToolRegistry:
     def register(self, ctx, tool: str, definition: Any, scope: str = GLOBAL):
         """Register ``tool`` in ``scope`` as an effect of ``ctx``; a second registration there fails."""
         check_definition(tool, definition)
+        return self._add(ctx, tool, definition, scope)
 
+    def _add(self, ctx, tool: str, definition: Any, scope: str):
         def add():
             target = self.scopes.get(scope)
             if target is None:
@@ -114,6 +118,14 @@ class ToolRegistry:
             target.own[tool] = definition
             return lambda: target.own.pop(tool, None)
         return ctx.effect(add, f"tools.register({tool})")
+
+    def register_transport(self, ctx, tool: str, definition: Any, scope: str = GLOBAL):
+        """Register a reserved name (``run_code``); only ``@dshctl/code-mode`` may, from its own context."""
+        import sys
+        plugin = getattr(getattr(ctx, "fiber", None), "plugin", None)
+        if tool not in RESERVED or plugin is None or plugin is not sys.modules.get(TRANSPORT_OWNER):
+            raise ToolError(f"tool name {tool!r} is reserved for the Code Mode transport")
+        return self._add(ctx, tool, definition, scope)
 
     def view(self, scope: str = GLOBAL) -> dict[str, Any]:
         if scope not in self.scopes:
