@@ -36,6 +36,9 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/fs-tools": "dshctl.agents.tools.fs",
     "@dshctl/ask-user": "dshctl.agents.tools.ask",
     "@dshctl/code-mode": "dshctl.agents.codemode.plugin",
+    "@dshctl/compaction-basic": "dshctl.agents.compaction.basic",
+    "@dshctl/command-compact": "dshctl.agents.compaction.command",
+    "@dshctl/tool-result-pruner": "dshctl.agents.compaction.pruner",
 }
 ENTRY_POINT_GROUP = "dshctl.plugins"
 MODULE_PACKAGE = "dshctl_plugins"
