@@ -26,7 +26,8 @@ app = typer.Typer(
 )
 
 # One module per command or group; each exposes register(app). See docs/architecture.md.
-COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd", "agent_cmd"]
+COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd", "agent_cmd",
+                   "session_cmd"]
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,147 @@
+"""`dshctl session list|show|export`: the session logs of a home (ours or a real dsh home's).
+
+Reading never writes: a torn tail or a turn a crash left open is reported, not repaired (a resume
+repairs). A session is named by its id or a unique prefix of it.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective, print_json
+from dshctl.errors import DshctlError
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A session id, or a unique prefix of one.")]
+OutputOpt = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", help="Write to this file (atomically) instead of stdout.", show_default=False)]
+LIST_HINT = "`dshctl session list` shows the sessions of this home"
+
+
+def _store(ctx, home):
+    from dshctl.agents.session.store import SessionStore
+
+    return SessionStore(effective(ctx, home).home)
+
+
+def _resolve_id(store, wanted: str) -> str:
+    from dshctl.agents.session.store import SessionNotFound
+
+    try:
+        store.find(wanted)
+        return wanted
+    except SessionNotFound:
+        pass
+    matches = sorted({i.id for i in store.list() if i.id.startswith(wanted)})
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise DshctlError(f"session id prefix {wanted!r} is ambiguous ({', '.join(matches[:5])})",
+                          hint="give more characters of the id")
+    raise DshctlError(f"no session {wanted!r} under {store.root}", hint=LIST_HINT)
+
+
+def _read(store, wanted: str):
+    """The session, read only; every way a log can be unreadable becomes one clear error."""
+    from dshctl.agents.session.reader import CorruptLog
+
+    session_id = _resolve_id(store, wanted)
+    try:
+        return store.read(session_id)
+    except CorruptLog as exc:
+        raise DshctlError(f"{_path_of(store, session_id)}: cannot read session log: {exc}",
+                          hint="the file is damaged or was written by another harness version") from None
+    except OSError as exc:
+        raise DshctlError(f"cannot read session {session_id!r}: {exc.strerror or exc}") from None
+
+
+def _path_of(store, session_id: str) -> str:
+    try:
+        return str(store.find(session_id))
+    except Exception:  # noqa: BLE001 - only for the message
+        return session_id
+
+
+def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
+    """List the sessions of the home, newest first (reads each log's header only)."""
+    check_format(fmt)
+    infos = _store(ctx, home).list()
+    if fmt == "json":
+        print_json([i.to_json() for i in infos])
+        return
+    from dshctl.cli.preset_view import print_table
+    from dshctl.cli.session_view import when
+
+    if not infos:
+        sys.stderr.write("dshctl: note: no sessions under " + str(_store(ctx, home).root) + "\n")
+        return
+    rows = []
+    for info in infos:
+        if info.error:
+            rows.append([info.path.parent.name, "-", "-", "-", str(info.size), f"broken: {info.error}"])
+            continue
+        rows.append([info.id, when(info.header.get("createdAt")), info.header.get("cwd", "-"),
+                     info.header.get("agentPreset", "-"), str(info.size), ""])
+    print_table(["ID", "CREATED", "CWD", "PRESET", "BYTES", ""], rows)
+
+
+def cmd_show(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profile: ProfileOpt = None,
+             fmt: FormatOpt = "text") -> None:
+    """Show one session: its header, its turns and what a resume would repair."""
+    from dshctl.agents.session.history import derive_history, latest_agent_preset, latest_request_header
+    from dshctl.agents.session.summary import turns
+
+    check_format(fmt)
+    seen = _read(_store(ctx, home), session_id)
+    summary = turns(seen.events)
+    if fmt == "json":
+        print_json({"header": seen.header, "path": str(seen.path), "events": len(seen.events),
+                    "tornBytes": seen.torn_bytes, "repair": [c["type"] for c in seen.closers],
+                    "agentPreset": latest_agent_preset(seen.events),
+                    "requestHeader": latest_request_header(seen.events),
+                    "turns": summary, "history": derive_history(seen.events)})
+        return
+    from dshctl.cli.session_view import print_session
+
+    print_session(seen, summary)
+
+
+def cmd_export(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profile: ProfileOpt = None,
+               fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl (the log as stored) or json.")]
+               = "jsonl", output: OutputOpt = None) -> None:
+    """Export one session: the logical session.jsonl text (decompressed), or one JSON document."""
+    import json
+
+    from dshctl.agents.session.reader import CorruptLog
+
+    check_format(fmt, ("jsonl", "json"))
+    store = _store(ctx, home)
+    seen = _read(store, session_id)                  # validates before anything is written
+    if fmt == "json":
+        text = json.dumps({"header": seen.header, "events": seen.events}, ensure_ascii=False, indent=2) + "\n"
+    else:
+        try:
+            text = store.raw_text(seen.header["id"])
+        except (CorruptLog, UnicodeDecodeError) as exc:
+            raise DshctlError(f"{seen.path}: cannot export session log: {exc}") from None
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from dshctl.core.fsutil import atomic_write
+
+    try:
+        atomic_write(output, text)
+    except OSError as exc:
+        raise DshctlError(f"cannot write {output}: {exc.strerror or exc}") from None
+    sys.stderr.write(f"dshctl: wrote {len(seen.events)} events to {output}\n")
+
+
+def register(app: typer.Typer) -> None:
+    group = command_group("List, show and export the session logs of a home.")
+    group.command("list")(cmd_list)
+    group.command("show")(cmd_show)
+    group.command("export")(cmd_export)
+    app.add_typer(group, name="session")

@@ -1,0 +1,51 @@
+"""The text form of `dshctl session show`: header lines, then each turn as a short transcript."""
+from __future__ import annotations
+
+import datetime as _dt
+
+from dshctl.cli.common import console
+
+CLIP = 400
+
+
+def _clip(text: str, limit: int = CLIP) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def when(ms) -> str:
+    if ms is None:
+        return "?"
+    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def print_session(seen, summary: list[dict]) -> None:
+    from dshctl.agents.session.summary import describe_reason
+
+    out = console()
+    header = seen.header
+    say = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 - user data, no markup
+    say(f"session  {header['id']}")
+    say(f"created  {when(header.get('createdAt'))}")
+    for label, key in (("cwd", "cwd"), ("preset", "agentPreset"), ("parent", "parentSession")):
+        if key in header:
+            say(f"{label:<8} {header[key]}")
+    say(f"file     {seen.path}")
+    say(f"events   {len(seen.events)}   turns {len(summary)}")
+    if seen.torn_bytes:
+        say(f"note     a torn tail of {seen.torn_bytes} bytes (a crash during an append); a resume cuts it")
+    if seen.closers:
+        say(f"note     the last turn is open; a resume closes it as interrupted ({len(seen.closers)} closers)")
+    for turn in summary:
+        say("")
+        usage = turn["usage"]
+        say(f"turn {turn['turn']}  ({turn['steps']} step(s), {describe_reason(turn['end'])}, "
+            f"{usage['inputTokens']} in / {usage['outputTokens']} out tokens)")
+        if turn["prompt"]:
+            say(f"  user: {_clip(turn['prompt'])}")
+        for tool in turn["tools"]:
+            result = "(no result)" if tool["result"] is None else _clip(tool["result"], 120)
+            mark = " [error]" if tool.get("isError") else ""
+            say(f"  tool: {tool['name']} {_clip(tool['arguments'], 120)} -> {result}{mark}")
+        if turn["answer"]:
+            say(f"  assistant: {_clip(turn['answer'])}")
