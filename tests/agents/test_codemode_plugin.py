@@ -54,6 +54,10 @@ print(a, b)
 return {"done": True}"""
 
 
+def pool_of(host):
+    return host.root.get("tools").view()["run_code"]["pool"]
+
+
 async def one_turn(host, prompt):
     agent = await host.root.get("agents").open(None)
     agent.followup(prompt)
@@ -118,13 +122,16 @@ async def test_abort_of_the_turn_kills_the_worker(tmp_path):
         agent = await host.root.get("agents").open(None)
         agent.followup("spin")
         for _ in range(200):
-            if any(e["type"] == "tool/call" for e in agent.session.events) and live_descendants():
+            if any(e["type"] == "tool/call" for e in agent.session.events) \
+                    and set(live_descendants()) - pool_of(host).idle_pids():
                 break
             await asyncio.sleep(0.02)
         assert live_descendants(), "the worker should be running"
+        running = set(live_descendants()) - pool_of(host).idle_pids()
         agent.abort()
         await agent.when_idle()
-        assert live_descendants() == []
+        assert running and not running & set(live_descendants())
+        assert set(live_descendants()) == pool_of(host).idle_pids()      # only the next run's worker waits
         assert [e["data"]["reason"]["kind"] for e in agent.session.events if e["type"] == "turn/end"] == ["aborted"]
 
 
@@ -136,14 +143,15 @@ async def test_unloading_the_row_stops_a_live_run(tmp_path):
         agent = await host.root.get("agents").open(None)
         agent.followup("spin")
         for _ in range(200):
-            if live_descendants():
+            if set(live_descendants()) - pool_of(host).idle_pids():
                 break
             await asyncio.sleep(0.02)
         import dshctl.agents.codemode.plugin as module
         code_mode = next(iter(host.root.registry.get(module).fibers))
+        pool = pool_of(host)
         await code_mode.dispose()
         await agent.when_idle()
-        assert live_descendants() == []
+        assert live_descendants() == [] and pool.idle == []      # the waiting worker went too
         result = next(e for e in agent.session.events if e["type"] == "tool/result")["data"]["message"]["content"][0]
         assert "code run failed (abort): Code Mode was unloaded" in result["content"][0]["text"]
         assert "run_code" not in agent.tool_view()

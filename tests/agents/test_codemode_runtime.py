@@ -132,3 +132,27 @@ def test_isolation_scrubbed_env_scratch_cwd_no_inherited_fds():
 def test_runs_share_nothing():
     assert run("import builtins\nbuiltins.leak = 1\nreturn 1").value == 1
     assert run("import builtins\nreturn hasattr(builtins, 'leak')").value is False
+
+
+def test_a_pre_started_worker_serves_one_run_only():
+    from dshctl.agents.codemode.pool import WorkerPool
+    from tests.agents.codemode_helpers import alive
+
+    async def main():
+        pool = WorkerPool(1)
+        pool.prestart()
+        await asyncio.sleep(0.05)
+        waiting = pool.idle_pids()
+        assert len(waiting) == 1
+        pids = []
+        for _ in range(3):
+            result = await run_program("import os\nreturn os.getpid()", [Namespace("tools", {})], FAST,
+                                       worker=pool.take())
+            pids.append(result.value)
+            await asyncio.sleep(0.05)
+        assert pids[0] in waiting and len(set(pids)) == 3       # never the same process twice
+        assert not any(alive(pid) for pid in pids)
+        idle = pool.idle_pids()
+        pool.close()
+        assert pool.idle == [] and not any(alive(pid) for pid in idle)
+    asyncio.run(main())

@@ -65,7 +65,7 @@ class Channel:
     def drain(self) -> list:
         """Non-blocking: every complete frame the host has sent so far."""
         try:
-            chunk = self.sock.recv(1 << 20)
+            chunk = self.sock.recv(1 << 16)
         except (BlockingIOError, InterruptedError):
             return []
         if not chunk:

@@ -8,6 +8,7 @@ listener; the request header logs it). Unloading the row stops every live run â€
 """
 from __future__ import annotations
 
+from .pool import WorkerPool
 from .runtime import Limits
 from .tool import RUN_CODE, make_run_code, sdk_for
 
@@ -23,6 +24,7 @@ schema = {"type": "object", "default": {}, "additionalProperties": False, "prope
     "maxCallsInFlight": {"type": "integer", "minimum": 1, "default": 64},
     "maxParallelSubCalls": {"type": "integer", "minimum": 1, "default": 10},
     "python": {"type": "string"},
+    "prestart": {"type": "integer", "minimum": 0, "maximum": 4, "default": 1},
 }}
 SDK_MARK = "\n\n## Writing code for run_code\n"
 
@@ -44,8 +46,10 @@ def with_sdk(system: str | None, sdk: str | None) -> str | None:
 
 def apply(ctx, config):
     live: set = set()
+    pool = WorkerPool(config["prestart"], config.get("python"))
     definition = make_run_code(lambda: limits_of(config), max_parallel=lambda: config["maxParallelSubCalls"],
-                               python=lambda: config.get("python"), live=live)
+                               take_worker=pool.take, live=live)
+    definition["pool"] = pool           # not read by the pipeline; lets a host (and tests) see idle workers
     scope = ctx.get("toolScope") or "global"
     ctx.tools.register_transport(ctx, RUN_CODE, definition, scope)
 
@@ -60,9 +64,12 @@ def apply(ctx, config):
         return await next_()
     ctx.on("agent/request", on_request)
 
-    def stop_live_runs():
+    def workers():
+        pool.prestart()                 # the first run finds a worker waiting
         def stop():
+            pool.close()
             for run in list(live):
                 run.stop("abort", "Code Mode was unloaded")
         return stop
-    ctx.effect(stop_live_runs, "code-mode.liveRuns")
+    ctx.effect(workers, "code-mode.workers")
+

@@ -99,7 +99,7 @@ class Run:
         sock = self.worker.channel
         while self.outcome is not None and not self.outcome.done():
             try:
-                chunk = sock.recv(1 << 20)
+                chunk = sock.recv(1 << 16)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
@@ -267,14 +267,15 @@ class Run:
 
 async def run_program(program: str, namespaces: list[Namespace], limits: Limits = Limits(), *,
                       abort: asyncio.Event | None = None, python: str | None = None,
+                      worker: WorkerProcess | None = None,
                       on_start: Callable[["Run"], None] | None = None,
                       on_end: Callable[["Run"], None] | None = None) -> RunResult:
     """Run ``program`` in a fresh worker; ``on_start``/``on_end`` let an owner track live runs (to
-    :meth:`Run.stop` them when it unloads)."""
+    :meth:`Run.stop` them when it unloads); ``worker`` is a fresh, never-booted one from a pool."""
     loop = asyncio.get_running_loop()
     run = Run(namespaces, limits)
     run.outcome, run.boot_acked = loop.create_future(), loop.create_future()
-    worker = run.worker = WorkerProcess(python)
+    worker = run.worker = worker or WorkerProcess(python)
     if on_start is not None:
         on_start(run)
     waiters: list[asyncio.Future] = []

@@ -101,7 +101,7 @@ def _classifier(agent) -> Callable[[str, Any], tuple[bool, list]]:
 
 
 def make_run_code(limits: Callable[[], Limits], *, max_parallel: Callable[[], int],
-                  python: Callable[[], str | None], live: set, dispatch=None) -> dict:
+                  take_worker: Callable[[], Any], live: set, dispatch=None) -> dict:
     """The registry definition. Knobs are read per run, so a config update applies to the next run."""
     async def execute(args: dict, run) -> dict:
         if not str(args.get("description", "")).strip():
@@ -117,7 +117,7 @@ def make_run_code(limits: Callable[[], Limits], *, max_parallel: Callable[[], in
         namespace = Namespace("tools", {n: bridge.binding(n) for n in names})
         try:
             result = await run_program(args["code"], [namespace], limits(), abort=run.abort,
-                                       python=python(), on_start=live.add, on_end=live.discard)
+                                       worker=take_worker(), on_start=live.add, on_end=live.discard)
         finally:
             await bridge.close()
         return outer_result(result)
