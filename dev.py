@@ -49,20 +49,27 @@ def demo() -> int:
         code = run(dshctl + sub)
         if code:
             return code
-    # The main job: run the demo profile on the host for 8 s (without --for it runs until ^C). While it
-    # runs, ask it for one echo route and its status page, as a person would in a browser.
-    cmd = dshctl + ["host", "run", "--for", "8"]
+    # The main job: run the demo profile on the host for 10 s (without --for it runs until ^C). While it
+    # runs, ask it for one echo route and its status page, as a person would in a browser, then ask its
+    # agent a question: one turn on the scripted model, with one tool call, streamed from the host.
+    cmd = dshctl + ["host", "run", "--for", "10"]
     print("+ " + " ".join(cmd), flush=True)
     host = subprocess.Popen(cmd, cwd=ROOT)
+    agent_code = 0
     try:
         for path in ("/echo/upper?text=hello", "/status.json"):
             answer = fetch(DEMO_URL + path, host)
             if answer is None:
                 break
             print(f"\n--- GET {DEMO_URL}{path}\n{summarize(path, answer)}\n", flush=True)
+        else:
+            ask = dshctl + ["agent", "run", "What do the workspace notes say?"]
+            print("\n--- " + " ".join(ask[3:]), flush=True)
+            agent_code = run(ask)
+            print(flush=True)
     finally:
         code = host.wait()
-    return code
+    return code or agent_code
 
 
 def fetch(url: str, host: subprocess.Popen, deadline_s: float = 30.0) -> str | None:

@@ -142,3 +142,23 @@ def test_chat_ctrl_c_in_a_real_terminal_aborts_only_the_turn(tmp_path):
         except ProcessLookupError:
             pass
         os.close(fd)
+
+
+def test_the_demo_home_answers_with_one_tool_call(tmp_path):
+    import shutil
+
+    from tests.host.helpers import REPO
+    home = tmp_path / "home"
+    shutil.copytree(REPO / "examples" / "home", home, ignore=shutil.ignore_patterns(".dshctl", "sessions"))
+    port0 = write(tmp_path / "port0.yml", "- id: http\n  config: {host: 127.0.0.1, port: 0}\n")
+    with HostProcess(home, "web", "--patch", str(port0)):
+        result = subprocess.run([DSHCTL, "--home", str(home), "agent", "run", "--profile", "web", "--format",
+                                 "json", "What do the workspace notes say?"], capture_output=True, text=True,
+                                timeout=WAIT_S)
+    assert result.returncode == 0, result.stderr
+    events, done = events_of(result.stdout)
+    calls = [e["data"] for e in events if e["type"] == "tool/call"]
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("read_file", {"path": "notes.md"})]
+    [tool_result] = [e for e in events if e["type"] == "tool/result"]
+    assert "# Demo notes" in tool_result["data"]["message"]["content"][0]["content"][0]["text"]
+    assert done["reason"] == {"kind": "completed"}

@@ -57,7 +57,7 @@ def test_dump_is_loadable_and_equals_json_rows(capsys, demo):
     from dshctl.core.yaml.nodes import to_plain
     assert to_plain(loaded) == data["rows"]
     assert data["rows"][0]["config"]["level"] == {"__jsExpr": "process.env.DSH_LOG_LEVEL ?? 'info'"}
-    assert [layer["kind"] for layer in data["layers"]] == ["bundle", "bundle", "profile", "home"]
+    assert [layer["kind"] for layer in data["layers"]] == ["bundle", "bundle", "bundle", "profile", "home"]
 
 
 def test_dump_end_to_end_subprocess():

@@ -203,7 +203,7 @@ def test_on_the_demo_home_next_to_an_unlocked_bundle(repos, tmp_path, capsys, mo
     src.bundle("dsh-next")
     code, out, err = cli(capsys, "plugin", "--home", str(demo), "add", src.url, "--format", "json")
     assert code == 0, err
-    assert json.loads(out)["changes"][0]["position"] == 3
+    assert json.loads(out)["changes"][0]["position"] == 4   # after host-base, @demo/greeter and @demo/assistant
     code, out, _ = cli(capsys, "plugin", "remove", "@demo/greeter", "--dry-run", "--home", str(demo),
                        "--format", "json")
     change = json.loads(out)["changes"][0]

@@ -3,7 +3,8 @@
 Reads, listings and searches run in parallel with one another; a write runs in parallel only with calls
 that touch other paths (the scheduler compares footprints). Paths resolving outside the root are refused
 with an error result. The row's config: ``root`` (default: the host's working directory), ``write``
-(false leaves write_file out), ``maxBytes`` (largest file read whole).
+(false leaves write_file out), ``maxBytes`` (largest file read whole). A relative ``root`` is relative to
+the file that declares the row.
 """
 from __future__ import annotations
 
@@ -138,13 +139,18 @@ class FsTools:
         return text_result(f"wrote {len(args['content'].encode())} bytes to {self.ws.relative(target)}")
 
 
+def declaring_dir(ctx) -> Path:
+    """The directory of the file whose row mounted this plugin (relative paths in config mean there)."""
+    loader = ctx.get("loader")
+    entry = getattr(loader, "fibers", {}).get(ctx.fiber) if loader is not None else None
+    return Path(entry.declared_dir) if entry is not None else Path.cwd()
+
+
 def workspace_root(ctx, config) -> Path:
     if config.get("root"):
         root = Path(os.path.expanduser(config["root"]))
         if not root.is_absolute():
-            host = ctx.get("host")
-            base = Path(host.profile_dir) if host is not None else Path.cwd()
-            root = base / root
+            root = declaring_dir(ctx) / root
         return root
     return Path.cwd()
 
