@@ -14,16 +14,16 @@ def is_compact(message: dict) -> bool:
 
 def apply(ctx, config):
     async def pre_step(payload, next_):
-        messages = payload.get("messages") or []
-        keep = [m for m in messages if not is_compact(m)]
-        if len(keep) != len(messages):
-            agent = payload["agent"]
-            try:
-                await ctx.compaction.compact_now(agent, reason="/compact", turn=payload["turn"])
-            except Exception as exc:  # noqa: BLE001 - the user sees why in the log; the turn goes on
-                logger = ctx.get("logger")
-                if logger is not None:
-                    logger.warn(f"/compact failed: {exc}")
-            payload["messages"] = keep
-        return await next_()
+        decision = await next_()
+        messages = decision.get("messages") if isinstance(decision, dict) else None
+        keep = [m for m in messages or [] if not is_compact(m)]
+        if messages is None or len(keep) == len(messages):
+            return decision
+        try:
+            await ctx.compaction.compact_now(payload["agent"], reason="/compact", turn=payload["turn"])
+        except Exception as exc:  # noqa: BLE001 - the user sees why in the log; the turn goes on
+            logger = ctx.get("logger")
+            if logger is not None:
+                logger.warn(f"/compact failed: {exc}")
+        return {**decision, "messages": keep}
     ctx.on("agent/pre-step", pre_step)
