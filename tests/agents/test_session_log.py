@@ -269,3 +269,32 @@ def test_list_reads_headers_only_and_reports_broken_logs(tmp_path):
     infos = store.list()
     assert [i.id for i in infos if not i.error] == [b.id, a.id]
     assert [i.error for i in infos if i.error] == ["header frame failed validation: invalid Zstandard frame magic at byte 0"]
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from dshctl.agents.session.records import decode_row, pack_rows  # noqa: E402
+
+_delta = st.one_of(
+    st.builds(lambda i, t: {"type": "text-delta", "index": i, "text": t}, st.integers(0, 2), st.text(max_size=5)),
+    st.builds(lambda i, t: {"type": "reasoning-delta", "index": i, "text": t}, st.integers(0, 2), st.text(max_size=5)),
+    st.builds(lambda i, c, a: {"type": "tool-call-delta", "index": i, "id": c, "argumentsDelta": a},
+              st.integers(0, 2), st.sampled_from(["a", "b"]), st.text(max_size=5)),
+    st.builds(lambda i, c, a: {"type": "tool-call-delta", "index": i, "id": c, "name": "t", "argumentsDelta": a},
+              st.integers(0, 2), st.sampled_from(["a", "b"]), st.text(max_size=5)),
+    st.just({"type": "usage", "usage": {"inputTokens": 1, "outputTokens": 2}}),
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(_delta, st.integers(0, 3), st.integers(1, 2)), max_size=40))
+def test_packing_chunk_runs_is_lossless(items):
+    events, time = [], 1000
+    for seq, (chunk, gap, step) in enumerate(items):
+        time += gap
+        events.append({"type": "assistant/chunk", "seq": seq, "time": time,
+                       "data": {"turn": 1, "step": step, "chunk": chunk}})
+    rows = pack_rows(events)
+    assert [e for row in json.loads(json.dumps(rows)) for e in decode_row(row)] == events
+    assert all(len(r["data"].get("texts", r["data"].get("args", [0, 0, 0]))) >= 3
+               for r in rows if r["type"].endswith("-chunks"))

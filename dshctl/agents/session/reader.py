@@ -45,6 +45,8 @@ class _LineScanner:
         base = self.consumed - len(self.fragment)
         data = self.fragment + chunk
         self.consumed += len(chunk)
+        if self.issue is None and self._feed_fast(data, base):
+            return
         start = 0
         while True:
             nl = data.find(b"\n", start)
@@ -53,6 +55,30 @@ class _LineScanner:
             self._line(data[start:nl], base + nl + 1)
             start = nl + 1
         self.fragment = data[start:]
+
+    def _feed_fast(self, data: bytes, base: int) -> bool:
+        """All complete lines of ``data`` in one JSON parse (a JSONL line never holds a raw newline);
+        False when anything needs the line-by-line path's precise diagnosis."""
+        last = data.rfind(b"\n")
+        if last < 0:
+            return False
+        try:
+            rows = json.loads(b"[" + data[:last].replace(b"\n", b",") + b"]")
+            events: list[dict] = []
+            for row in rows:
+                events.extend(decode_row(row))
+        except (ValueError, RecordError):
+            return False
+        expected = len(self.events)
+        for event in events:
+            if type(event) is not dict or event.get("seq") != expected:
+                return False
+            expected += 1
+        self.events.extend(events)
+        self.line_no += data.count(b"\n", 0, last + 1)
+        self.committed = base + last + 1
+        self.fragment = data[last + 1:]
+        return True
 
     def _line(self, line: bytes, end: int) -> None:
         self.line_no += 1

@@ -171,21 +171,20 @@ def _expand(row: dict) -> list[dict]:
             or not all(type(g) is int for g in dt) \
             or not all(type(data.get(k)) is int for k in ("turn", "step", "index")):
         raise RecordError(f"malformed {tag} storage row: bad members")
-    events = []
-    time = row["time0"]
-    for k, member in enumerate(members):
-        if k:
-            time += dt[k - 1]
-        if tag == "tool-call-chunks":
-            chunk = {"type": "tool-call-delta", "index": data["index"], "id": data["id"]}
-            if "name" in data:
-                chunk["name"] = data["name"]
-            chunk["argumentsDelta"] = member
-        else:
-            chunk = {"type": ROW_TYPES[tag], "index": data["index"], "text": member}
-        events.append({"type": "assistant/chunk", "seq": row["seq0"] + k, "time": time,
-                       "data": {"turn": data["turn"], "step": data["step"], "chunk": chunk}})
-    return events
+    turn, step, index, seq0 = data["turn"], data["step"], data["index"], row["seq0"]
+    times = [row["time0"]]
+    for gap in dt:
+        times.append(times[-1] + gap)
+    if tag == "tool-call-chunks":
+        head = {"type": "tool-call-delta", "index": index, "id": data["id"]}
+        if "name" in data:
+            head["name"] = data["name"]
+        chunks = [{**head, "argumentsDelta": m} for m in members]
+    else:
+        delta = ROW_TYPES[tag]
+        chunks = [{"type": delta, "index": index, "text": m} for m in members]
+    return [{"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
+             "data": {"turn": turn, "step": step, "chunk": chunk}} for k, chunk in enumerate(chunks)]
 
 
 def decode_row(value: Any) -> list[dict]:

@@ -24,7 +24,9 @@ from dshctl.agents.session.log import SessionLog, lock_session
 from dshctl.agents.session.reader import CorruptLog
 from dshctl.agents.session.repair import interrupted_turn_closers
 from dshctl.agents.session.trace import LogTrace
-from dshctl.agents.session.validate import KNOWN_EVENT_TYPES, EventRejected, check_envelope, check_message_shape
+from dshctl.agents.session.validate import (
+    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_envelope, check_message_shape,
+)
 
 
 class SessionNotFound(LookupError):
@@ -70,11 +72,13 @@ def _compression_of(path: Path) -> str:
 def validate_stored(events: list[dict], *, strict: bool) -> LogTrace:
     """Re-check a stored prefix; ``strict`` (resume) also demands dsh's turn/step nesting and known types."""
     trace = LogTrace(nested=strict)
+    check, accept = trace.check, trace.accept
     for event in events:
         try:
             check_envelope(event)
-            check_message_shape(event)
-            trace.accept(trace.check(event))
+            if event["type"] in SURFACE_TYPES:
+                check_message_shape(event)
+            accept(check(event))
         except EventRejected as exc:
             raise CorruptLog(f"event seq {event.get('seq') if isinstance(event, dict) else '?'}: {exc}") from None
         if strict and event["type"] not in KNOWN_EVENT_TYPES and event.get("ignorable") is not True:

@@ -5,7 +5,7 @@ would leave; ``accept`` commits that state. Validation is pure, so a refused eve
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from dshctl.agents.session.validate import (
@@ -13,14 +13,16 @@ from dshctl.agents.session.validate import (
 )
 
 
-@dataclass
 class TraceState:
-    last_seq: int = -1
-    open_turn: int | None = None
-    open_step: int | None = None
-    next_turn: int = 1
-    next_step: int = 1
-    pending_calls: frozenset = frozenset()
+    """Immutable by convention: a transition copies it, so a refused event leaves it as it was."""
+    __slots__ = ("open_turn", "open_step", "next_turn", "next_step", "pending_calls")
+
+    def __init__(self, open_turn=None, open_step=None, next_turn=1, next_step=1, pending_calls=frozenset()):
+        self.open_turn, self.open_step = open_turn, open_step
+        self.next_turn, self.next_step, self.pending_calls = next_turn, next_step, pending_calls
+
+    def copy(self) -> "TraceState":
+        return TraceState(self.open_turn, self.open_step, self.next_turn, self.next_step, self.pending_calls)
 
 
 def _surface_op(event: dict) -> Any:
@@ -92,7 +94,10 @@ def _nesting(state: TraceState, event: dict) -> TraceState:
     """dsh's relational session invariants (``invariant.ts``)."""
     kind, data = event["type"], event["data"]
     data = data if isinstance(data, dict) else {}
-    s = replace(state, last_seq=event["seq"])
+    if kind in ("assistant/chunk", "assistant/message"):        # the bulk of a log: no state change
+        _step_event(state, kind, data)
+        return state
+    s = state.copy()
     if kind == "turn/start":
         if state.open_turn is not None:
             raise EventRejected(f"turn/start {data.get('turn')} while turn {state.open_turn} is still open")
@@ -119,8 +124,6 @@ def _nesting(state: TraceState, event: dict) -> TraceState:
     elif kind == "step/end":
         _step_event(state, kind, data)
         s.open_step, s.next_step, s.pending_calls = None, state.next_step + 1, frozenset()
-    elif kind in ("assistant/chunk", "assistant/message"):
-        _step_event(state, kind, data)
     elif kind == "tool/call":
         _step_event(state, kind, data)
         s.pending_calls = state.pending_calls | {data.get("callId")}
@@ -128,6 +131,8 @@ def _nesting(state: TraceState, event: dict) -> TraceState:
         _tool_result(state, event, data, s)
     elif kind in TURN_ENCLOSED and state.open_turn is None:
         raise EventRejected(f"{kind} appended outside any open turn")
+    else:
+        return state
     return s
 
 
@@ -151,19 +156,19 @@ class LogTrace:
     state: TraceState = field(default_factory=TraceState)
     surface: list = field(default_factory=list)   # seqs of the model-visible events, in order
     nested: bool = True
+    last_seq: int = -1
 
     def check(self, event: dict) -> tuple:
-        if event["seq"] != self.state.last_seq + 1:
-            raise EventRejected(f"seq must be contiguous: expected {self.state.last_seq + 1}, got {event['seq']}")
+        seq = event["seq"]
+        if seq != self.last_seq + 1:
+            raise EventRejected(f"seq must be contiguous: expected {self.last_seq + 1}, got {seq}")
         plan = _surface_plan(self.surface, event)
-        if self.nested:
-            state = _nesting(self.state, event)
-        else:
-            state = replace(self.state, last_seq=event["seq"])
-        return state, plan, event["seq"]
+        state = _nesting(self.state, event) if self.nested else self.state
+        return state, plan, seq
 
     def accept(self, checked: tuple) -> None:
         self.state, plan, seq = checked
+        self.last_seq = seq
         if plan == ():
             self.surface.append(seq)
         elif plan is not None:

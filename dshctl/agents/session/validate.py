@@ -112,18 +112,25 @@ def check_message_shape(event: dict) -> None:
             raise EventRejected(f"{subject} message has mismatched tool call ids")
 
 
+_ENVELOPE = frozenset({"type", "seq", "time", "data"})
+_ENVELOPE_ALL = _ENVELOPE | {"ignorable", "surfaceOp", "sourceEventSeqs"}
+
+
 def check_envelope(event: Any) -> None:
     """The envelope ``{type, seq, time, data, ignorable?, surfaceOp?, sourceEventSeqs?}``."""
-    if not isinstance(event, dict) or not _nonempty_str(event.get("type")) or not _is_seq(event.get("seq")) \
-            or type(event.get("time")) is not int or "data" not in event:
+    if type(event) is not dict:
+        raise EventRejected("invalid event envelope (an event is a JSON object)")
+    kind, seq, when = event.get("type"), event.get("seq"), event.get("time")
+    if type(kind) is not str or not kind or type(seq) is not int or seq < 0 or type(when) is not int \
+            or "data" not in event:
         raise EventRejected("invalid event envelope (needs type, seq, time and data)")
-    extra = set(event) - {"type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs"}
-    if extra:
-        raise EventRejected(f"event {event['type']!r} has unknown envelope keys: {', '.join(sorted(extra))}")
-    if "ignorable" in event and event["ignorable"] is not True:
-        raise EventRejected("ignorable must be true when present")
-    if event["type"] == "request/header-delta":
+    if event.keys() != _ENVELOPE:
+        extra = event.keys() - _ENVELOPE_ALL
+        if extra:
+            raise EventRejected(f"event {kind!r} has unknown envelope keys: {', '.join(sorted(extra))}")
+        if "ignorable" in event and event["ignorable"] is not True:
+            raise EventRejected("ignorable must be true when present")
+    if kind == "request/header-delta":
         raise EventRejected('session event "request/header-delta" is the unsupported legacy header format')
-    if event["type"] == "request/header" and isinstance(event["data"], dict) \
-            and event["data"].get("reason") == "fallback":
+    if kind == "request/header" and isinstance(event["data"], dict) and event["data"].get("reason") == "fallback":
         raise EventRejected('session event "request/header" uses the unsupported legacy reason "fallback"')
