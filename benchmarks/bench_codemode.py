@@ -54,7 +54,8 @@ async def start_latency(runs: int, pool: WorkerPool | None) -> list[float]:
     out = []
     for _ in range(runs):
         if pool is not None:
-            await asyncio.sleep(0.15)            # the time between two runs, in which the pool refills
+            pool.prestart()                      # as the plugin does when a run ends
+            await asyncio.sleep(0.5)             # the time between two runs (at least one model round trip)
         started = time.time()
         result = await run_program("import time\nreturn time.time()", [Namespace("tools", {})], Limits(),
                                    worker=pool.take() if pool else None)
@@ -84,7 +85,9 @@ async def calls_ratio(runs: int, pool: WorkerPool | None) -> tuple[list[float], 
         agent.call_counts = {}
         bridge = SubCallBridge(agent, "outer", turn=1, step=1, dispatch=dispatch,
                                classify=lambda name, args: (False, []))
-        await asyncio.sleep(0.15)
+        if pool is not None:
+            pool.prestart()
+        await asyncio.sleep(0.5)
         started = time.perf_counter()
         result = await run_program(program, [Namespace("tools", {"work": bridge.binding("work")})], Limits(),
                                    worker=pool.take() if pool else None)

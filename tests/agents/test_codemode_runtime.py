@@ -149,6 +149,7 @@ def test_a_pre_started_worker_serves_one_run_only():
             result = await run_program("import os\nreturn os.getpid()", [Namespace("tools", {})], FAST,
                                        worker=pool.take())
             pids.append(result.value)
+            pool.prestart()
             await asyncio.sleep(0.05)
         assert pids[0] in waiting and len(set(pids)) == 3       # never the same process twice
         assert not any(alive(pid) for pid in pids)

@@ -48,7 +48,7 @@ def apply(ctx, config):
     live: set = set()
     pool = WorkerPool(config["prestart"], config.get("python"))
     definition = make_run_code(lambda: limits_of(config), max_parallel=lambda: config["maxParallelSubCalls"],
-                               take_worker=pool.take, live=live)
+                               take_worker=pool.take, after_run=pool.prestart, live=live)
     definition["pool"] = pool           # not read by the pipeline; lets a host (and tests) see idle workers
     scope = ctx.get("toolScope") or "global"
     ctx.tools.register_transport(ctx, RUN_CODE, definition, scope)

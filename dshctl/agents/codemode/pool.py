@@ -18,7 +18,8 @@ class WorkerPool:
         self._refill: asyncio.Handle | None = None
 
     def take(self) -> WorkerProcess:
-        """A fresh worker (pre-started when one is waiting), and a refill scheduled for the next run."""
+        """A fresh worker, pre-started when one is waiting. The refill is the caller's to schedule
+        (:meth:`prestart`) once the run is over, so spawning the next worker never competes with it."""
         worker = None
         while self.idle and worker is None:
             candidate = self.idle.pop(0)
@@ -28,7 +29,6 @@ class WorkerPool:
                 candidate.kill()
         if worker is None:
             worker = WorkerProcess(self.python)
-        self.prestart()
         return worker
 
     def idle_pids(self) -> set[int]:

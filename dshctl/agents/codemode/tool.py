@@ -101,7 +101,8 @@ def _classifier(agent) -> Callable[[str, Any], tuple[bool, list]]:
 
 
 def make_run_code(limits: Callable[[], Limits], *, max_parallel: Callable[[], int],
-                  take_worker: Callable[[], Any], live: set, dispatch=None) -> dict:
+                  take_worker: Callable[[], Any], after_run: Callable[[], None], live: set,
+                  dispatch=None) -> dict:
     """The registry definition. Knobs are read per run, so a config update applies to the next run."""
     async def execute(args: dict, run) -> dict:
         if not str(args.get("description", "")).strip():
@@ -120,6 +121,7 @@ def make_run_code(limits: Callable[[], Limits], *, max_parallel: Callable[[], in
                                        worker=take_worker(), on_start=live.add, on_end=live.discard)
         finally:
             await bridge.close()
+            after_run()
         return outer_result(result)
 
     return {"description": DESCRIPTION, "parameters": PARAMETERS, "execute": execute}
