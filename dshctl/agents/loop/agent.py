@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from .history_view import HistoryView
 from .inbox import NEXT_STEP, NEXT_TURN, Inbox, user_message
 
 USER_ABORT = {"kind": "user"}
@@ -31,6 +32,7 @@ class Agent:
         self.repeat_limit = int(options.get("repeatLimit", 3))
         self.last_turn = max((e["data"]["turn"] for e in session.events if e["type"] == "turn/start"),
                              default=0)
+        self.history = HistoryView()      # the model's view of the log, folded incrementally
         self._driver: asyncio.Task | None = None
         self.disposed = False
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 from dshctl.agents.llm.api import GenerateOptions, LlmError, LlmFailure
+from dshctl.agents.tools.hooks import waterfall
 from dshctl.agents.tools.scheduler import run_tool_calls
 
 TRUNCATED = LlmFailure("the model's stream ended without a finish (empty or truncated stream)",
@@ -17,9 +18,8 @@ class TurnAborted(Exception):
 
 
 async def run_step(agent, turn: int, step: int) -> dict | None:
-    from dshctl.agents.session.history import derive_history
     options = await build_request(agent, turn, step)
-    options.messages = derive_history(agent.session.events)
+    options.messages = agent.history.messages(agent.session.events)
     chunks, seqs = await stream_reply(agent, options, turn, step)
     reply = _assemble(chunks)
     finish = reply.finish if any(c.get("type") == "finish" for c in chunks) else \
@@ -45,12 +45,12 @@ async def run_step(agent, turn: int, step: int) -> dict | None:
 
 async def build_request(agent, turn: int, step: int) -> GenerateOptions:
     """The call config through ``agent/request``; a changed header is logged before it is used."""
-    from dshctl.agents.session.history import canonical_header, latest_request_header
+    from dshctl.agents.session.history import canonical_header
     llm = agent.loop.llm()
     base = {"provider": llm.provider, "model": agent.options.get("model") or llm.model}
     if agent.options.get("maxTokens"):
         base["maxTokens"] = int(agent.options["maxTokens"])
-    config = await agent.ctx.waterfall("agent/request", {"agent": agent, "turn": turn, "step": step,
+    config = await waterfall(agent.ctx, "agent/request", {"agent": agent, "turn": turn, "step": step,
                                                          "signal": agent.abort_event}, default=lambda: base)
     header = {"config": dict(config)}
     system = agent.options.get("system")
@@ -60,7 +60,7 @@ async def build_request(agent, turn: int, step: int) -> GenerateOptions:
     if tools:
         header["tools"] = tools
     header = canonical_header(header)
-    logged = latest_request_header(agent.session.events)
+    logged = agent.history.header(agent.session.events)
     if logged != header:
         agent.append("request/header", {"header": header, "reason": "initial" if logged is None else "change"})
     return GenerateOptions(provider=config["provider"], model=config["model"], messages=[],
@@ -73,7 +73,7 @@ async def stream_reply(agent, options: GenerateOptions, turn: int, step: int) ->
     """Every chunk is logged as it arrives; an abort keeps the delivered text as an interrupted message."""
     llm = agent.loop.llm()
     chunks, seqs = [], []
-    stream = await agent.ctx.waterfall("llm/stream", options, default=lambda: llm.stream(options))
+    stream = await waterfall(agent.ctx, "llm/stream", options, default=lambda: llm.stream(options))
     try:
         async for chunk in stream:
             if agent.abort_event.is_set():

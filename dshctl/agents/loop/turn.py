@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 
+from dshctl.agents.tools.hooks import serial, waterfall
+
 from .step import TurnAborted, run_step
 
 _ENTER = "enter"
@@ -32,8 +34,8 @@ async def run_turn(agent) -> None:
         while True:
             _check(agent)
             claimed = agent.inbox.claim(target)
-            decision = await agent.ctx.waterfall(
-                "agent/pre-step", {"agent": agent, "messages": claimed, "turn": turn, "step": step + 1,
+            decision = await waterfall(
+                agent.ctx, "agent/pre-step", {"agent": agent, "messages": claimed, "turn": turn, "step": step + 1,
                                    "signal": agent.abort_event},
                 default=lambda: {"kind": _ENTER, "messages": claimed})
             _check(agent)
@@ -52,15 +54,15 @@ async def run_turn(agent) -> None:
                 for message in messages:
                     agent.append("user/message", message, surfaceOp="append")
                 if step == 1:
-                    agent.session.commit()   # the input survives a crash mid-turn (restore closes it)
+                    await commit(agent)      # the input survives a crash mid-turn (restore closes it)
                 step_end = await run_step(agent, turn, step)
             finally:
                 agent.append("step/end", {"turn": turn, "step": step})
             if ends is None or ends["kind"] != "max-tokens":
                 ends = step_end
             _check(agent)
-            verdict = await agent.ctx.serial(
-                "agent/turn-stopping", {"agent": agent, "turn": turn, "step": step,
+            verdict = await serial(
+                agent.ctx, "agent/turn-stopping", {"agent": agent, "turn": turn, "step": step,
                                         "stopping": ends is not None and not agent.inbox.next_step,
                                         "reason": ends, "signal": agent.abort_event})
             _check(agent)
@@ -81,7 +83,16 @@ async def run_turn(agent) -> None:
         agent.ctx.emit("agent/error", {"agent": agent, "turn": turn, "step": step, "error": exc})
     finally:
         agent.append("turn/end", {"turn": turn, "reason": ends or {"kind": "completed"}})
-        agent.session.commit()
+        if ends is not None and ends.get("reason") == {"kind": "disposed"}:
+            agent.session.commit()   # being cancelled: no awaiting in here
+        else:
+            await commit(agent)
+
+
+async def commit(agent) -> None:
+    """One durable batch, written off the event loop so other sessions keep running during the fsync.
+    Safe: only this agent's driver appends to its log, and it waits here."""
+    await asyncio.to_thread(agent.session.commit)
 
 
 def _check(agent) -> None:

@@ -12,10 +12,12 @@ The agent argument is duck-typed (the loop's :class:`~dshctl.agents.loop.agent.A
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from typing import Any
 
 from .definition import Tool, ToolRun, as_tool, error_result, normalize_result
+from .hooks import waterfall
 from .validation import argument_problem
 
 DEFAULT_REPEAT_LIMIT = 3     # the same call (name + arguments) more often than this in one turn is refused
@@ -78,7 +80,7 @@ async def run_planned(agent, call: dict, tool: Tool, args: Any, *, turn: int, st
              "turn": turn, "step": step, "origin": origin, "signal": agent.abort_event}
     ctx = agent.ctx
     try:
-        decision = await ctx.waterfall("tools/pre-execute", exec_, default=_ALLOW)
+        decision = await waterfall(ctx, "tools/pre-execute", exec_, default=_ALLOW)
     except Exception as exc:  # noqa: BLE001 - a failing gate refuses the call, never the turn
         return error_result(f"tools/pre-execute failed: {type(exc).__name__}: {exc}", "TOOL_GATE_FAILED")
     if not isinstance(decision, dict) or decision.get("kind") != "allow":
@@ -90,12 +92,12 @@ async def run_planned(agent, call: dict, tool: Tool, args: Any, *, turn: int, st
         return refused
     run = ToolRun(str(call.get("id")), tool.name, agent, agent.abort_event, turn, step, origin)
     try:
-        result = await ctx.waterfall("tools/execute", exec_, default=lambda: run_body(tool, args, run))
+        result = await waterfall(ctx, "tools/execute", exec_, default=lambda: run_body(tool, args, run))
         result = normalize_result(result)
     except Exception as exc:  # noqa: BLE001
         result = error_result(f"tools/execute failed: {type(exc).__name__}: {exc}", "TOOL_EXECUTE_FAILED")
     try:
-        post = await ctx.waterfall("tools/post-execute", exec_, result, default=_ACCEPT)
+        post = await waterfall(ctx, "tools/post-execute", exec_, result, default=_ACCEPT)
     except Exception as exc:  # noqa: BLE001
         return error_result(f"tools/post-execute failed: {type(exc).__name__}: {exc}", "TOOL_POST_FAILED")
     return apply_post_decision(result, post)
@@ -137,7 +139,19 @@ def repeat_guard(agent, name: str, args: Any) -> dict | None:
 
 async def run_body(tool: Tool, args: Any, run: ToolRun) -> dict:
     """The tool body under its time limit and the caller's abort; raising becomes an error result."""
-    body = asyncio.ensure_future(_call(tool, args, run))
+    if not tool.timeout_ms and not inspect.iscoroutinefunction(tool.execute):
+        try:    # a plain function runs to its end anyway: no task, no wait
+            value = tool.execute(args, run)
+        except Exception as exc:  # noqa: BLE001
+            return error_result(f'tool "{tool.name}" failed: {type(exc).__name__}: {exc}', "TOOL_FAILED")
+        if not inspect.isawaitable(value):
+            return normalize_result(value)
+        return await _guarded(tool, value, run)
+    return await _guarded(tool, _call(tool, args, run), run)
+
+
+async def _guarded(tool: Tool, awaitable, run: ToolRun) -> dict:
+    body = asyncio.ensure_future(awaitable)
     waits = {body}
     aborted = None
     if run.abort is not None:
