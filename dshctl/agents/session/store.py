@@ -72,8 +72,10 @@ def _compression_of(path: Path) -> str:
 def validate_stored(events: list[dict], *, strict: bool) -> LogTrace:
     """Re-check a stored prefix; ``strict`` (resume) also demands dsh's turn/step nesting and known types."""
     trace = LogTrace(nested=strict)
-    check, accept = trace.check, trace.accept
+    check, accept, plain_chunk = trace.check, trace.accept, trace.plain_chunk
     for event in events:
+        if plain_chunk(event):
+            continue
         try:
             check_envelope(event)
             if event["type"] in SURFACE_TYPES:

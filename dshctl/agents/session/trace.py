@@ -166,6 +166,22 @@ class LogTrace:
         state = _nesting(self.state, event) if self.nested else self.state
         return state, plan, seq
 
+    def plain_chunk(self, event: dict) -> bool:
+        """Accept a well-formed ``assistant/chunk`` of the open step at once (most of a log); False
+        sends anything else, or anything doubtful, through ``check``."""
+        if event.get("type") != "assistant/chunk" or len(event) != 4 or event.get("seq") != self.last_seq + 1 \
+                or type(event.get("time")) is not int:
+            return False
+        data = event.get("data")
+        if type(data) is not dict or type(data.get("chunk")) is not dict:
+            return False
+        state = self.state
+        if self.nested and (state.open_step is None or data.get("turn") != state.open_turn
+                            or data.get("step") != state.open_step):
+            return False
+        self.last_seq += 1
+        return True
+
     def accept(self, checked: tuple) -> None:
         self.state, plan, seq = checked
         self.last_seq = seq
