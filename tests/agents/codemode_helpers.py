@@ -52,4 +52,4 @@ def alive(pid: int) -> bool:
 
 def scratch_dirs() -> set[str]:
     import tempfile
-    return {p.name for p in Path(tempfile.gettempdir()).glob("dshctl-code-*")}
+    return {p.name for p in Path(tempfile.gettempdir()).glob(f"dshctl-code-{os.getpid()}-*")}

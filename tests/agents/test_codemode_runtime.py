@@ -117,7 +117,7 @@ def test_isolation_scrubbed_env_scratch_cwd_no_inherited_fds():
         del os.environ["DSHCTL_SECRET_FOR_TEST"]
     value = result.value
     assert "DSHCTL_SECRET_FOR_TEST" not in value["env"] and set(value["env"]) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR"}
-    assert os.path.basename(value["cwd"]).startswith("dshctl-code-")
+    assert os.path.basename(value["cwd"]).startswith(f"dshctl-code-{os.getpid()}-")
     assert not os.path.exists(value["cwd"])             # the scratch directory went with the run
     # Beyond stdin/stdout/stderr and the channel: only what the worker's own event loop opened.
     host_links = set(fd_links().values())
@@ -157,3 +157,9 @@ def test_a_pre_started_worker_serves_one_run_only():
         pool.close()
         assert pool.idle == [] and not any(alive(pid) for pid in idle)
     asyncio.run(main())
+
+
+def test_output_written_around_the_streams_is_captured():
+    result = run("import os, subprocess\nos.write(1, b'raw out\\n')\nsubprocess.run(['echo', 'from a child'])\n"
+                 "return 1")
+    assert "raw out" in result.logs and "from a child" in result.logs

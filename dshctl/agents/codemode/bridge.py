@@ -69,8 +69,10 @@ class SubCallBridge:
         parallel, footprint = self.classify(name, args)
         async with self.changed:
             self.queue.append(n)
-            await self.changed.wait_for(lambda: self.over or self._may_start(n, parallel, footprint))
-            self.queue.remove(n)
+            try:
+                await self.changed.wait_for(lambda: self.over or self._may_start(n, parallel, footprint))
+            finally:
+                self.queue.remove(n)
             if self.over:
                 raise RunOver(f"run_code run is over; {name} tool call abandoned")
             self.running[n] = (parallel, footprint)
@@ -78,7 +80,9 @@ class SubCallBridge:
         logged = copy.deepcopy(args)
         self._log("tool/code-dispatch-start", {"rootCallId": self.parent, "parentCallId": self.parent,
                                                "subCallId": sub_id, "name": name, "arguments": logged})
-        result: dict = {"content": [{"type": "text", "text": f"Error: {name} was cancelled"}], "isError": True}
+        # What the settle event records if the run ends while the call is still running (it is cancelled).
+        result: dict = {"content": [{"type": "text", "text": f"Error: {name} was cancelled: the run ended"}],
+                        "isError": True}
         try:
             result = await self.dispatch(self.agent, {"id": sub_id, "name": name,
                                                       "arguments": json.dumps(args, ensure_ascii=False)},

@@ -14,6 +14,7 @@ does not read are bounded too. The host never evaluates anything the worker send
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -139,6 +140,8 @@ class Run:
         self.settle(_failure("output-limit", f"the worker sent a frame larger than {self.limits.max_frame_bytes} bytes"))
 
     def send(self, frame: dict) -> None:
+        if self.worker.closed:
+            return                      # the run is over; a late answer has nobody to go to
         self.outbox += protocol.encode_frame(frame)
         if len(self.outbox) > 4 * self.limits.max_frame_bytes:
             self.outbox.clear()
@@ -163,13 +166,22 @@ class Run:
     def on_stray_output(self, stream) -> None:
         """Bytes the program wrote to fd 1/2 directly (a subprocess, ``os.write``): logs, same ledger."""
         try:
-            chunk = stream.read(1 << 16)
+            chunk = os.read(stream.fileno(), 1 << 16)
         except (BlockingIOError, InterruptedError):
             return
+        except OSError:
+            chunk = b""
         if not chunk:
             asyncio.get_running_loop().remove_reader(stream.fileno())
             return
         self.ledger.admit(chunk.decode("utf-8", "replace").rstrip("\n"))
+
+    def drain_stray(self, stream) -> None:
+        for _ in range(64):
+            before = len(self.ledger.entries)
+            self.on_stray_output(stream)
+            if len(self.ledger.entries) == before:
+                return
 
     # -- frames -------------------------------------------------------------------------------
     def on_frame(self, frame: dict) -> None:
@@ -296,6 +308,8 @@ async def run_program(program: str, namespaces: list[Namespace], limits: Limits 
             run.booted = True
             run.send({"type": "run", "program": program})
         settled: _Settled = await run.outcome
+        for stream in (worker.proc.stdout, worker.proc.stderr):
+            run.drain_stray(stream)     # bytes already written when the run ended still count
         return RunResult(run.ledger.entries, settled.value, settled.error)
     finally:
         for handle in (timer, run.hangup_timer):

@@ -32,7 +32,7 @@ class WorkerProcess:
     """A started worker: ``channel`` (host end of the socketpair), ``stdout``/``stderr`` fds, ``pidfd``."""
 
     def __init__(self, python: str | None = None):
-        self.scratch = tempfile.mkdtemp(prefix="dshctl-code-")
+        self.scratch = tempfile.mkdtemp(prefix=f"dshctl-code-{os.getpid()}-")
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._their_inode = os.fstat(theirs.fileno()).st_ino
         env = dict(SCRUBBED_ENV, TMPDIR=self.scratch)
