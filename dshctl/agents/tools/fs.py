@@ -96,6 +96,8 @@ class FsTools:
 
     def _read(self, args):
         target = self.ws.resolve(args["path"])
+        if target.is_dir():
+            raise IsADirectoryError(args["path"])
         if target.stat().st_size > self.max_bytes and "startLine" not in args:
             return error_result(f"{args['path']!r} is larger than {self.max_bytes} bytes; read a line range "
                                 "(startLine/endLine)", "FILE_TOO_LARGE")
