@@ -11,6 +11,7 @@ from dshctl.agents.llm.api import GenerateOptions
 from dshctl.agents.llm.assemble import assemble
 from dshctl.agents.llm.openai import OpenAiModel
 
+from tests.agents.llm_helpers import collect_aborting_at_first_delta
 from tests.agents.sse_server import Sse, SseServer, Status, chunk
 
 KEY = "sk-test-SECRET-4242"
@@ -189,18 +190,10 @@ def test_connection_refused_is_a_transport_failure():
 
 def test_abort_mid_stream():
     abort = asyncio.Event()
-
-    async def run(model):
-        out = []
-        async for c in model.stream(_options(abort=abort)):
-            out.append(c)
-            if c["type"] == "text-delta":
-                abort.set()
-        return out
     with SseServer() as server:
         server.script = [Sse([chunk({"content": str(i)}) for i in range(50)] + [DONE], delay=0.2)]
         started = time.monotonic()
-        chunks = asyncio.run(run(_model(server)))
+        chunks = asyncio.run(collect_aborting_at_first_delta(_model(server).stream(_options(abort=abort)), abort))
         assert time.monotonic() - started < 5                   # did not wait for the 50 slow chunks
     assert chunks[-1]["reason"] == {"kind": "aborted", "failure": {"message": "request aborted by caller",
                                                                    "code": "ABORTED"}}

@@ -12,6 +12,8 @@ from dshctl.agents.llm.assemble import assemble
 from dshctl.agents.llm.script import EXHAUSTED, ScriptError, ScriptedModel, load_script
 from dshctl.loader import Loader
 
+from tests.agents.llm_helpers import collect_aborting_at_first_delta
+
 
 def _options(**kw):
     return GenerateOptions(provider="script", model="m", messages=[], **kw)
@@ -44,15 +46,7 @@ def test_replies_in_order_then_exhausted():
 def test_abort_ends_with_an_aborted_finish():
     model = ScriptedModel([{"text": "a long answer " * 5, "delayMs": 400}])
     abort = asyncio.Event()
-
-    async def run():
-        out = []
-        async for chunk in model.stream(_options(abort=abort)):
-            out.append(chunk)
-            if chunk["type"] == "text-delta":
-                abort.set()
-        return out
-    chunks = asyncio.run(run())
+    chunks = asyncio.run(collect_aborting_at_first_delta(model.stream(_options(abort=abort)), abort))
     assert chunks[-1]["type"] == "finish" and chunks[-1]["reason"]["kind"] == "aborted"
     assert chunks[-1]["reason"]["failure"]["code"] == "ABORTED"
 
