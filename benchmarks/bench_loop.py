@@ -99,12 +99,31 @@ async def with_host(home: Path, job):
         await host.shutdown()
 
 
+class AppendClock:
+    """CPU time spent in SessionLog.append (validation, copy), to show what the log costs per step."""
+
+    def __init__(self):
+        from dshctl.agents.session.log import SessionLog
+        self.cpu = 0.0
+        original = SessionLog.append
+        clock = self
+
+        def append(log, *args, **kw):
+            start = time.process_time()
+            try:
+                return original(log, *args, **kw)
+            finally:
+                clock.cpu += time.process_time() - start
+        SessionLog.append = append
+
+
 async def overhead(host, steps: int) -> dict:
     agents, model = host.root.get("agents"), host.root.get("llm")
+    clock = AppendClock()
     agent = await agents.open()
     agent.followup("warm up")
     await agent.when_idle()                      # first turn: imports, validators, caches
-    model.model_s = model.model_cpu = 0.0
+    model.model_s = model.model_cpu = clock.cpu = 0.0
     first = len(agent.session.events)
     start, cpu = time.perf_counter(), time.process_time()
     agent.followup("go")
@@ -114,7 +133,7 @@ async def overhead(host, steps: int) -> dict:
     return {"steps": n, "total_ms": total * 1000, "model_ms": model.model_s * 1000,
             "per_step_ms": (total - model.model_s) * 1000 / n,
             "per_step_cpu_ms": (total_cpu - model.model_cpu) * 1000 / n,
-            "events": len(agent.session.events) - first}
+            "append_cpu_ms": clock.cpu * 1000 / n, "events": len(agent.session.events) - first}
 
 
 async def concurrent(host, sessions: int) -> dict:
@@ -149,6 +168,7 @@ def main() -> None:
         o = asyncio.run(with_host(home, lambda h: overhead(h, args.steps)))
         print(f"loop overhead, 3 tool calls per step, over {o['steps']} steps ({o['events']} events logged): "
               f"wall {o['per_step_ms']:.3f} ms/step, CPU {o['per_step_cpu_ms']:.3f} ms/step "
+              f"(of which session-log appends {o['append_cpu_ms']:.3f}) "
               f"(turn {o['total_ms']:.1f} ms, model {o['model_ms']:.1f} ms; load average {os.getloadavg()[0]:.1f})"
               f"  target <= 2 ms: {'met' if o['per_step_cpu_ms'] <= 2 else 'NOT met'} (CPU)")
         home = make_home(Path(tmp) / "b", 1, 1, args.model_ms)
