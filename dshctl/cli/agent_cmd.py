@@ -2,8 +2,6 @@
 its control socket, or on an embedded host when none runs (docs/agents.md, "CLI")."""
 from __future__ import annotations
 
-import asyncio
-import signal
 from typing import Optional
 
 import typer
@@ -31,13 +29,22 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
         preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
         profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
-    JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 blocked by a plugin, 130 aborted."""
+    JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted."""
+    import asyncio
+
     from dshctl.cli.agent_view import TurnPrinter
     check_format(fmt)
     s = effective(ctx, home, profile)
     printer = TurnPrinter(json_lines=fmt == "json")
     reason = asyncio.run(_run_once(s, {"prompt": prompt, "session": session, "preset": preset}, printer))
-    raise typer.Exit(EXIT_BY_REASON.get((reason or {}).get("kind"), 1))
+    raise typer.Exit(exit_code(reason))
+
+
+def exit_code(reason: dict | None) -> int:
+    kind = (reason or {}).get("kind")
+    if kind == "aborted" and (reason.get("reason") or {}).get("kind") == "hook":
+        return 4   # a plugin stopped it (loop-guard, a turn-stopping listener): like a rejection
+    return EXIT_BY_REASON.get(kind, 1)
 
 
 async def _run_once(s, request: dict, printer) -> dict | None:
@@ -51,6 +58,8 @@ async def _run_once(s, request: dict, printer) -> dict | None:
 
 async def drive_turn(link, request: dict, printer) -> dict | None:
     """One turn through ``link``; Ctrl-C asks the host to abort it (a second Ctrl-C drops the link)."""
+    import asyncio
+    import signal
     loop = asyncio.get_running_loop()
     presses = []
 
@@ -87,6 +96,8 @@ def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = Non
          profile: ProfileOpt = None) -> None:
     """Talk to the agent: each line is a turn, streamed as it comes; Ctrl-C aborts a running turn,
     Ctrl-D (or /quit) leaves. /help lists the commands."""
+    import asyncio
+
     from dshctl.cli.agent_view import ChatSession
     s = effective(ctx, home, profile)
     code = asyncio.run(ChatSession(s, session=session, preset=preset).run())

@@ -20,7 +20,7 @@ async def sleep(args, run):
     start = time.monotonic()
     await asyncio.sleep(args.get("ms", 100) / 1000)
     SPANS[args["tag"]] = (start, time.monotonic())
-    return "slept " + args["tag"]
+    return "slept %s %.6f %.6f" % (args["tag"], start, SPANS[args["tag"]][1])
 
 def finish(args, run):
     return {"content": [{"type": "text", "text": "done"}], "concludesTurn": True}
@@ -39,6 +39,11 @@ def apply(ctx, config):
                 return {"kind": "reject"}
             return await next_()
         ctx.on("agent/pre-step", pre_step)
+    if config.get("steerOnce"):
+        def steer(payload):
+            if payload["stopping"] and payload["step"] == 1:
+                payload["agent"].steer(config["steerOnce"])
+        ctx.on("agent/turn-stopping", steer)
     if config.get("stopAfterStep"):
         def stopping(payload):
             if payload["step"] >= config["stopAfterStep"] and not payload["stopping"]:

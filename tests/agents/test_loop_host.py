@@ -110,3 +110,51 @@ async def test_presets_are_agent_scopes_and_restore_picks_the_newest(tmp_path):
         restored = await agents.open(session_id)                  # restore: the newest selection wins
         assert restored.preset == "standard"
         assert "write_file" in restored.tool_view()
+
+
+def agent_cli(home, *args):
+    return subprocess.run([DSHCTL, "--home", str(home), "agent", "run", "--profile", "p", "--format", "json",
+                           *args], capture_output=True, text=True, timeout=WAIT_S)
+
+
+def lines(result):
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    return out[:-1], out[-1]
+
+
+def test_turn_stories_on_a_host_process(tmp_path):
+    """Parallel vs exclusive timings, max-tokens stickiness, a pre-step rejection and a turn-stopping
+    stop, each seen through `agent run` against one running host."""
+    par = [{"name": "sleep_par", "arguments": {"tag": t, "ms": 400}} for t in ("a", "b")]
+    replies = [{"toolCalls": par + [{"name": "sleep_ex", "arguments": {"tag": "x", "ms": 50}}]},
+               {"text": "slept"},
+               {"text": "cut", "finish": "length"}, {"text": "whole"}]
+    home = agent_home(tmp_path, replies, probe={"reject": "forbidden", "steerOnce": "go on"})
+    with HostProcess(home):
+        events, done = lines(agent_cli(home, "sleep"))
+        spans = {}
+        for e in events:
+            if e["type"] == "tool/result":
+                tag, start, end = e["data"]["message"]["content"][0]["content"][0]["text"].split()[1:]
+                spans[tag] = (float(start), float(end))
+        assert spans["a"][0] < spans["b"][1] and spans["b"][0] < spans["a"][1]      # overlap
+        assert spans["x"][0] >= max(spans["a"][1], spans["b"][1])                    # barrier
+        events, done = lines(agent_cli(home, "--session", done["session"], "long"))
+        assert done["reason"] == {"kind": "max-tokens"}                              # sticky
+        assert sum(1 for e in events if e["type"] == "step/start") == 2              # the steer ran a step
+        rejected = agent_cli(home, "--session", done["session"], "something forbidden")
+        assert rejected.returncode == 4
+        events, done = lines(rejected)
+        assert [e["type"] for e in events] == ["turn/start", "turn/end"]
+        assert done["reason"] == {"kind": "blocked"}
+
+
+def test_a_plugin_stops_a_turn_on_a_host_process(tmp_path):
+    loop_call = {"toolCalls": [{"name": "sleep_par", "arguments": {"tag": "t", "ms": 1}}]}
+    home = agent_home(tmp_path, [loop_call] * 5, probe={"stopAfterStep": 2})
+    with HostProcess(home):
+        result = agent_cli(home, "loop")
+        assert result.returncode == 4
+        events, done = lines(result)
+        assert done["reason"] == {"kind": "aborted", "reason": {"kind": "hook", "reason": "probe stops at step 2"}}
+        assert sum(1 for e in events if e["type"] == "step/start") == 2
