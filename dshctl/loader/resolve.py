@@ -39,6 +39,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/compaction-basic": "dshctl.agents.compaction.basic",
     "@dshctl/command-compact": "dshctl.agents.compaction.command",
     "@dshctl/tool-result-pruner": "dshctl.agents.compaction.pruner",
+    "@dshctl/workspace": "dshctl.agents.workspace",
 }
 ENTRY_POINT_GROUP = "dshctl.plugins"
 MODULE_PACKAGE = "dshctl_plugins"

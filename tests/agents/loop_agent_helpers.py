@@ -13,7 +13,8 @@ BUNDLE_SRC = Path(__file__).resolve().parents[2] / "examples" / "bundles" / "loo
 BASE_ROWS = (  # what dshctl's host-base ships switched off, for the bundle to switch on
     '    - {"id": "compaction-basic", "name": "@dshctl/compaction-basic", "disabled": true}\n'
     '    - {"id": "command-compact", "name": "@dshctl/command-compact", "disabled": true}\n'
-    '    - {"id": "tool-result-pruner", "name": "@dshctl/tool-result-pruner", "disabled": true}\n')
+    '    - {"id": "tool-result-pruner", "name": "@dshctl/tool-result-pruner", "disabled": true}\n'
+    '    - {"id": "workspace", "name": "@dshctl/workspace"}\n')
 
 
 def free_port() -> int:

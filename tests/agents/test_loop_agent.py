@@ -245,7 +245,8 @@ async def test_questions_are_answered_for_a_driven_session_only(tmp_path):
     ask = {"name": "ask_user_question", "arguments": {"question": "Which way?", "options": [
         {"label": "left"}, {"label": "right（推荐）"}]}}
     home = loop_agent_home(tmp_path, [{"toolCalls": [ask]}, {"text": "went right"}, {"toolCalls": [ask]},
-                                      {"text": "asked"}] + replies(5), runner={"continuation": "go on"})
+                                      {"text": "asked"}] + replies(5),
+                           runner={"continuation": "go on", "pollIntervalMs": 400})   # the switch wins the race
     async with InProcess(home) as host:
         agent = await host.root.get("agents").open()
         agent.followup("/forever")
@@ -315,3 +316,27 @@ async def test_approvals_are_allowed_once_unless_the_policy_is_never(tmp_path):
         assert once == {"decision": "allowed-once"} and never == {"decision": "denied"}
         agent.abort()
         await agent.when_idle()
+
+
+@run_async()
+async def test_an_archived_session_is_stopped_its_reply_cancelled_and_not_revived(tmp_path):
+    from dshctl.agents.workspace import set_archived, workspace_file
+    home = loop_agent_home(tmp_path, replies(200, delay_ms=40), runner={"continuation": "go on"})
+    async with InProcess(home) as host:
+        agents = host.root.get("agents")
+        kept, hidden = await agents.open(), await agents.open()
+        for agent in (kept, hidden):
+            agent.followup("/forever")
+        await until(lambda: "go on" in texts(hidden) and hidden.status == "running")
+        assert set_archived(workspace_file(home, "p"), hidden.session.id, True) is True
+        await until(lambda: any(e["type"] == "loop-agent/stopped" for e in hidden.session.events))
+        await hidden.when_idle()
+        assert ends(hidden)[-1] == "aborted"                      # the running reply was cancelled
+        count = len(texts(hidden))
+        assert (await get_state(host))["attachedAgents"] == 1
+        assert set_archived(workspace_file(home, "p"), hidden.session.id, False) is True
+        await asyncio.sleep(0.3)
+        assert len(texts(hidden)) == count                        # unarchiving does not revive it
+        grown = len(texts(kept))
+        await until(lambda: len(texts(kept)) > grown)             # the other session runs on
+        kept.abort()

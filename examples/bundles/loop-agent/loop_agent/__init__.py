@@ -68,13 +68,23 @@ class LoopRunner:
         return sum(1 for d in self.drivers.values() if d.armed and not d.agent.disposed)
 
     # ---- the supervisor -------------------------------------------------------------------------
+    def archived(self) -> frozenset:
+        workspace = self.ctx.get("workspace")
+        return workspace.archived_session_ids if workspace is not None else frozenset()
+
     def sweep(self) -> None:
-        live = self.ctx.agents.live
+        live, archived = self.ctx.agents.live, self.archived()
         for agent_id, driver in list(self.drivers.items()):
             if live.get(agent_id) is not driver.agent:
                 self.drivers.pop(agent_id).detach()
+            elif driver.agent.session.id in archived:
+                # Archived: stop its loop and cancel its reply; unarchiving does not revive it.
+                self.drivers.pop(agent_id)
+                driver.disarm("the session was archived")
+                driver.detach()
+                driver.agent.abort({"kind": "hook", "reason": "session archived"})
         for agent_id, agent in list(live.items()):
-            if agent_id not in self.drivers and _is_root(agent):
+            if agent_id not in self.drivers and _is_root(agent) and agent.session.id not in archived:
                 driver = self.drivers[agent_id] = Driver(self, agent)
                 if was_armed(agent.session.events) and self.refresh().enabled:
                     driver.resume()

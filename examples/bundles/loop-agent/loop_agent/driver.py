@@ -92,7 +92,7 @@ class Driver:
         self.kick = not ends
 
     def disarm(self, why: str) -> None:
-        if self.armed and not self.agent.disposed:
+        if self.armed and not self.agent.disposed and not self.agent.session.closed:
             self.agent.session.append(STOPPED, {"reason": why}, ignorable=True)
             self.agent.session.commit()
         self.armed, self.kick = False, False
