@@ -131,3 +131,41 @@ def test_the_real_binary_on_a_raw_jsonl_home(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["turns"][0]["prompt"] == "plain text log"
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from dshctl.agents.session.layout import log_path  # noqa: E402
+from dshctl.agents.session.validate import KNOWN_EVENT_TYPES  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["turn", "step", "message", "reason", "kind", "id", "content", "role",
+                                          "source", "callId", "chunk", "type", "usage", "header", "config"]),
+                         inner, max_size=4), max_leaves=12)
+_event = st.fixed_dictionaries({"type": st.sampled_from(sorted(KNOWN_EVENT_TYPES) + ["x/y"]), "data": _json},
+                               optional={"surfaceOp": st.sampled_from(["append", {"op": "replace"}]),
+                                         "ignorable": st.just(True)})
+_header = st.fixed_dictionaries({"type": st.just("session"), "version": st.sampled_from([0, 0, 1]),
+                                 "id": st.just("fz"), "createdAt": st.integers(0, 5),
+                                 "delegationDepth": st.integers(0, 1)},
+                                optional={"cwd": st.sampled_from(["/w", 3, ""]), "agentPreset": _json})
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+          deadline=None)
+@given(header=_header, events=st.lists(_event, max_size=8), tail=st.binary(max_size=6))
+def test_no_session_file_makes_an_internal_error(capsys, tmp_path_factory, header, events, tail):
+    home = tmp_path_factory.mktemp("fuzz")
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) and header.get("cwd") else None
+    path = log_path(home / "sessions", cwd, "fz", "none")
+    path.parent.mkdir(parents=True)
+    lines = [json.dumps(header)] + [json.dumps({**e, "seq": i, "time": 5}) for i, e in enumerate(events)]
+    path.write_bytes(("\n".join(lines) + "\n").encode() + tail)
+    for args in (["session", "show", "fz"], ["session", "show", "fz", "--format", "json"],
+                 ["session", "export", "fz"]):
+        code, out, err = run(capsys, "--home", str(home), *args)
+        assert code in (0, 1), err
+        assert "internal error" not in err
+        if code == 1:
+            assert err.startswith("dshctl: error: ") and len(err.splitlines()) <= 2

@@ -19,7 +19,8 @@ from dshctl.agents.session import writer
 from dshctl.agents.session.records import dumps
 from dshctl.agents.session.trace import LogTrace
 from dshctl.agents.session.validate import (
-    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_envelope, check_message_shape, json_problem,
+    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_core_payload, check_envelope, check_message_shape,
+    json_problem,
 )
 
 ENVELOPE_EXTRAS = ("ignorable", "surfaceOp", "sourceEventSeqs")
@@ -63,6 +64,7 @@ def build_event(type: str, data: Any, seq: int, now: int, extra: dict) -> dict:
             event[key] = json.loads(dumps(extra[key]))
     check_envelope(event)
     check_message_shape(event)
+    check_core_payload(event)
     return event
 
 

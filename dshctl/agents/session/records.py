@@ -66,8 +66,9 @@ def parse_header(text: str | bytes) -> dict:
     ok = (isinstance(parsed, dict) and parsed.get("type") == "session"
           and type(parsed.get("version")) is int and isinstance(parsed.get("id"), str)
           and _nonneg_int(parsed.get("createdAt")) and _nonneg_int(parsed.get("delegationDepth"))
-          and parsed.get("origin") in (None, "subagent")
-          and isinstance(parsed.get("agentPreset", ""), str))
+          and parsed["id"] != "" and parsed.get("origin") in (None, "subagent")
+          and all(isinstance(parsed.get(k, ""), str) for k in ("agentPreset", "cwd", "parentSession"))
+          and parsed.get("cwd") != "" and _nonneg_int(parsed.get("seedLength", 0)))
     if not ok:
         raise RecordError("first line is not a session header")
     if "sandboxMode" in parsed or "approvalPolicy" in parsed:

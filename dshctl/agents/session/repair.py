@@ -36,7 +36,7 @@ def _open_tail(events: list[dict]):
             pending.clear()
         elif kind == "assistant/message":
             for block in data["message"]["content"]:
-                if block.get("type") == "tool-call":
+                if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
                     pending[block["id"]] = [data["step"], None]
         elif kind == "tool/call":
             if data["callId"] in pending:

@@ -25,7 +25,7 @@ from dshctl.agents.session.reader import CorruptLog
 from dshctl.agents.session.repair import interrupted_turn_closers
 from dshctl.agents.session.trace import LogTrace
 from dshctl.agents.session.validate import (
-    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_envelope, check_message_shape,
+    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_core_payload, check_envelope, check_message_shape,
 )
 
 
@@ -80,6 +80,7 @@ def validate_stored(events: list[dict], *, strict: bool) -> LogTrace:
             check_envelope(event)
             if event["type"] in SURFACE_TYPES:
                 check_message_shape(event)
+            check_core_payload(event)
             accept(check(event))
         except EventRejected as exc:
             raise CorruptLog(f"event seq {event.get('seq') if isinstance(event, dict) else '?'}: {exc}") from None

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def _text(blocks: list[dict], kind: str = "text") -> str:
-    return "".join(b.get("text", "") for b in blocks if b.get("type") == kind)
+def _text(blocks: list, kind: str = "text") -> str:
+    return "".join(b["text"] for b in blocks
+                   if isinstance(b, dict) and b.get("type") == kind and isinstance(b.get("text"), str))
 
 
 def _result_text(message: dict) -> str:
@@ -35,7 +36,7 @@ def turns(events: list[dict]) -> list[dict[str, Any]]:
             calls = {}
         elif current is None:
             continue
-        elif kind == "user/message" and data.get("source", {}).get("kind") == "user":
+        elif kind == "user/message" and data["source"]["kind"] == "user":
             current["prompt"] += ("\n" if current["prompt"] else "") + _text(data.get("content") or [])
         elif kind == "step/start":
             current["steps"] += 1
@@ -43,8 +44,10 @@ def turns(events: list[dict]) -> list[dict[str, Any]]:
             content = data["message"].get("content") or []
             current["answer"] += _text(content)
             current["reasoning"] += _text(content, "reasoning")
+            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
             for key in ("inputTokens", "outputTokens"):
-                current["usage"][key] += int((data.get("usage") or {}).get(key, 0))
+                if type(usage.get(key)) is int:
+                    current["usage"][key] += usage[key]
         elif kind == "tool/call":
             calls[data["callId"]] = {"name": data["name"], "arguments": data["arguments"], "result": None}
             current["tools"].append(calls[data["callId"]])
@@ -63,9 +66,10 @@ def describe_reason(reason: dict | None) -> str:
     if reason is None:
         return "open"
     kind = reason.get("kind", "?")
+    cause = reason.get("reason") if isinstance(reason.get("reason"), dict) else {}
+    failure = reason.get("error") if isinstance(reason.get("error"), dict) else {}
     if kind == "aborted":
-        return f"aborted ({(reason.get('reason') or {}).get('kind', '?')})"
+        return f"aborted ({cause.get('kind', '?')})"
     if kind == "error":
-        failure = reason.get("error") or {}
         return f"error ({failure.get('code', '?')}: {failure.get('message', '')})"
     return kind

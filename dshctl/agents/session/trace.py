@@ -173,7 +173,11 @@ class LogTrace:
                 or type(event.get("time")) is not int:
             return False
         data = event.get("data")
-        if type(data) is not dict or type(data.get("chunk")) is not dict:
+        if type(data) is not dict or len(data) != 3 or type(data.get("turn")) is not int \
+                or type(data.get("step")) is not int:
+            return False
+        chunk = data.get("chunk")
+        if type(chunk) is not dict or type(chunk.get("type")) is not str:
             return False
         state = self.state
         if self.nested and (state.open_step is None or data.get("turn") != state.open_turn

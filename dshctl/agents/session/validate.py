@@ -134,3 +134,37 @@ def check_envelope(event: Any) -> None:
         raise EventRejected('session event "request/header-delta" is the unsupported legacy header format')
     if kind == "request/header" and isinstance(event["data"], dict) and event["data"].get("reason") == "fallback":
         raise EventRejected('session event "request/header" uses the unsupported legacy reason "fallback"')
+
+
+# The payload fields dsh's core event types declare (``SessionEventMap``), by type.
+CORE_PAYLOADS: dict[str, dict[str, type]] = {
+    "turn/start": {"turn": int},
+    "turn/end": {"turn": int, "reason": dict},
+    "step/start": {"turn": int, "step": int},
+    "step/end": {"turn": int, "step": int},
+    "assistant/chunk": {"turn": int, "step": int, "chunk": dict},
+    "assistant/message": {"turn": int, "step": int, "message": dict},
+    "tool/call": {"turn": int, "step": int, "callId": str, "name": str, "arguments": str},
+    "tool/result": {"turn": int, "step": int, "message": dict},
+    "request/header": {"header": dict, "reason": str},
+    "todo/write": {"todos": list},
+}
+
+
+def check_core_payload(event: dict) -> None:
+    """The fields a core event type must carry, with their JSON types."""
+    fields = CORE_PAYLOADS.get(event["type"])
+    if fields is None:
+        return
+    data = event["data"]
+    if type(data) is not dict:
+        raise EventRejected(f'session event "{event["type"]}" needs an object as data')
+    for key, kind in fields.items():
+        if type(data.get(key)) is not kind:
+            raise EventRejected(f'session event "{event["type"]}" needs {key} ({kind.__name__})')
+    if event["type"] == "turn/end" and type(data["reason"].get("kind")) is not str:
+        raise EventRejected("turn/end needs a reason {kind: ...}")
+    if event["type"] == "assistant/chunk" and type(data["chunk"].get("type")) is not str:
+        raise EventRejected("assistant/chunk needs a chunk with a type")
+    if event["type"] == "request/header" and type(data["header"].get("config")) is not dict:
+        raise EventRejected("request/header needs a header with a config")
