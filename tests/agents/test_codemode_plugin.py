@@ -3,6 +3,7 @@ registry (only this plugin may register it), the SDK in the logged system prompt
 same pipeline as direct calls (logged as tool/code-dispatch-start / tool/code-dispatch, out of the
 model's history), parallel-safe sub-calls overlapping, and unload of the row killing a live run."""
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -52,6 +53,24 @@ except ToolCallError as e:
     print("refused:", e.toolName)
 print(a, b)
 return {"done": True}"""
+
+
+@contextlib.asynccontextmanager
+async def spinning(tmp_path):
+    """A host whose agent is inside a run_code that never ends; yields (host, agent, the worker's pids)."""
+    home = code_home(tmp_path, [{"toolCalls": [run_code("import time\nwhile True:\n    time.sleep(0.05)")]},
+                                {"text": "after"}])
+    async with InProcess(home) as host:
+        agent = await host.root.get("agents").open(None)
+        agent.followup("spin")
+        running: set = set()
+        for _ in range(200):
+            running = set(live_descendants()) - pool_of(host).idle_pids()
+            if running and any(e["type"] == "tool/call" for e in agent.session.events):
+                break
+            await asyncio.sleep(0.02)
+        assert running, "the worker should be running"
+        yield host, agent, running
 
 
 def pool_of(host):
@@ -116,18 +135,7 @@ async def test_a_failing_program_is_an_error_result_the_model_sees(tmp_path):
 
 @run_async()
 async def test_abort_of_the_turn_kills_the_worker(tmp_path):
-    home = code_home(tmp_path, [{"toolCalls": [run_code("import time\nwhile True:\n    time.sleep(0.05)")]},
-                                {"text": "after"}])
-    async with InProcess(home) as host:
-        agent = await host.root.get("agents").open(None)
-        agent.followup("spin")
-        for _ in range(200):
-            if any(e["type"] == "tool/call" for e in agent.session.events) \
-                    and set(live_descendants()) - pool_of(host).idle_pids():
-                break
-            await asyncio.sleep(0.02)
-        assert live_descendants(), "the worker should be running"
-        running = set(live_descendants()) - pool_of(host).idle_pids()
+    async with spinning(tmp_path) as (host, agent, running):
         agent.abort()
         await agent.when_idle()
         assert running and not running & set(live_descendants())
@@ -137,15 +145,7 @@ async def test_abort_of_the_turn_kills_the_worker(tmp_path):
 
 @run_async()
 async def test_unloading_the_row_stops_a_live_run(tmp_path):
-    home = code_home(tmp_path, [{"toolCalls": [run_code("import time\nwhile True:\n    time.sleep(0.05)")]},
-                                {"text": "after"}])
-    async with InProcess(home) as host:
-        agent = await host.root.get("agents").open(None)
-        agent.followup("spin")
-        for _ in range(200):
-            if set(live_descendants()) - pool_of(host).idle_pids():
-                break
-            await asyncio.sleep(0.02)
+    async with spinning(tmp_path) as (host, agent, running):
         import dshctl.agents.codemode.plugin as module
         code_mode = next(iter(host.root.registry.get(module).fibers))
         pool = pool_of(host)
