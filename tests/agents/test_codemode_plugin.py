@@ -32,7 +32,7 @@ def apply(ctx, config):
 
 
 def code_home(tmp_path, replies, code_mode=None):
-    rows = agent_rows(replies, probe={})
+    rows = agent_rows(replies, probe={}, loop={"system": "Be brief."})
     rows += f'    - {json.dumps({"id": "code-mode", "name": "@dshctl/code-mode", "config": code_mode or {"wallSeconds": 20}})}\n'
     rows += '    - {"id": "gate", "name": "./plugins/gate.py"}\n'
     home = make_home(tmp_path, rows)
@@ -94,8 +94,10 @@ async def test_run_code_end_to_end_on_the_scripted_model(tmp_path):
         assert "run_code" in [t["name"] for t in header["tools"]]
         assert "async def sleep_par(self, args: SleepParArgs) -> str:" in header["system"]
         assert "class SleepParArgs(TypedDict):" in header["system"]
-        request = host.root.get("llm").requests[0]
-        assert request.system == header["system"]          # the model saw exactly what the log holds
+        requests = host.root.get("llm").requests
+        assert requests[0].system == header["system"]      # the model saw exactly what the log holds
+        assert header["system"].startswith("Be brief.\n\n## Writing code for run_code\n")
+        assert [r.system for r in requests] == [header["system"]] * 2     # replaced per step, never stacked
 
         result = next(e for e in events if e["type"] == "tool/result")["data"]["message"]["content"][0]
         text = result["content"][0]["text"]
@@ -174,3 +176,38 @@ def test_only_the_code_mode_plugin_may_register_run_code():
         await asyncio.sleep(0.05)
         assert fiber.error is not None and "reserved" in str(fiber.error)
     asyncio.run(main())
+
+
+CODER_PRESET = """\
+- id: tools
+  name: "@dshctl/tools"
+- id: code-mode
+  name: "@dshctl/code-mode"
+  config: {wallSeconds: 20, prestart: 0}
+"""
+
+
+@run_async()
+async def test_a_preset_row_offers_code_mode_to_that_presets_agents_only(tmp_path):
+    rows = agent_rows([{"toolCalls": [run_code("return await tools.sleep_par({'tag': 'p', 'ms': 1})")]},
+                       {"text": "ok"}], probe={}) + \
+        '    - {"id": "agent-presets", "name": "@dshctl/agent-presets", "config": {"default": "standard"}}\n'
+    home = make_home(tmp_path, rows)
+    write(bundle_dir(home) / "plugins" / "probe.py", PROBE.lstrip())
+    write(home / ".agent-presets" / "coder" / "agent.cordis.yml", CODER_PRESET)
+    async with InProcess(home) as host:
+        agents = host.root.get("agents")
+        coder = await agents.open(preset="coder")
+        plain = await agents.open()
+        assert "run_code" in coder.tool_view() and "run_code" not in plain.tool_view()
+        coder.followup("go")
+        await coder.when_idle()
+        header = next(e for e in coder.session.events if e["type"] == "request/header")["data"]["header"]
+        assert header["system"].count("## Writing code for run_code") == 1
+        result = next(e for e in coder.session.events if e["type"] == "tool/result")["data"]["message"]["content"][0]
+        assert result.get("isError") is not True and result["content"][0]["text"].startswith("slept p")
+        plain.followup("hello")
+        await plain.when_idle()
+        plain_header = next(e for e in plain.session.events if e["type"] == "request/header")["data"]["header"]
+        assert "run_code" not in (plain_header.get("system") or "")
+        assert "run_code" not in [t["name"] for t in plain_header.get("tools", [])]

@@ -8,6 +8,8 @@ listener; the request header logs it). Unloading the row stops every live run â€
 """
 from __future__ import annotations
 
+import weakref
+
 from .pool import WorkerPool
 from .runtime import Limits
 from .tool import RUN_CODE, make_run_code, sdk_for
@@ -26,7 +28,6 @@ schema = {"type": "object", "default": {}, "additionalProperties": False, "prope
     "python": {"type": "string"},
     "prestart": {"type": "integer", "minimum": 0, "maximum": 4, "default": 1},
 }}
-SDK_MARK = "\n\n## Writing code for run_code\n"
 
 
 def limits_of(config: dict) -> Limits:
@@ -36,12 +37,27 @@ def limits_of(config: dict) -> Limits:
                   max_calls_in_flight=config["maxCallsInFlight"])
 
 
-def with_sdk(system: str | None, sdk: str | None) -> str | None:
-    """``system`` without any earlier SDK section, then the current one (idempotent per request)."""
-    base = (system or "").split(SDK_MARK.strip("\n"), 1)[0].rstrip("\n") if system else ""
-    if sdk is None:
-        return base or None
-    return f"{base}\n\n{sdk}" if base else sdk
+class SystemPrompts:
+    """Per agent: the system prompt it was given and the one we composed from it, so the SDK section is
+    replaced (never stacked) from one request to the next, and a prompt changed meanwhile becomes the
+    new base."""
+
+    def __init__(self):
+        self.seen: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def compose(self, agent, system: str | None, sdk: str | None) -> str | None:
+        base, composed = self.seen.get(agent, (None, None))
+        if system != composed or composed is None:
+            base = system
+        if sdk is None:
+            self.seen.pop(agent, None)
+            return base
+        composed = f"{base}\n\n{sdk}" if base else sdk
+        self.seen[agent] = (base, composed)
+        return composed
+
+
+PROMPTS = SystemPrompts()     # shared by every code-mode row (a global one and a preset's see one agent)
 
 
 def apply(ctx, config):
@@ -58,7 +74,7 @@ def apply(ctx, config):
         options = getattr(agent, "options", None)
         if isinstance(options, dict):
             sees = RUN_CODE in agent.tool_view()   # only this plugin can have registered it
-            options["system"] = with_sdk(options.get("system"), sdk_for(agent) if sees else None)
+            options["system"] = PROMPTS.compose(agent, options.get("system"), sdk_for(agent) if sees else None)
             if options["system"] is None:
                 options.pop("system")
         return await next_()
