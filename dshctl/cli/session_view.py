@@ -8,8 +8,8 @@ from dshctl.cli.common import console
 CLIP = 400
 
 
-def _clip(text: str, limit: int = CLIP) -> str:
-    text = text.strip()
+def _clip(text: str, limit: int = CLIP, *, one_line: bool = False) -> str:
+    text = " ".join(text.split()) if one_line else text.strip()
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
@@ -44,8 +44,8 @@ def print_session(seen, summary: list[dict]) -> None:
         if turn["prompt"]:
             say(f"  user: {_clip(turn['prompt'])}")
         for tool in turn["tools"]:
-            result = "(no result)" if tool["result"] is None else _clip(tool["result"], 120)
+            result = "(no result)" if tool["result"] is None else _clip(tool["result"], 120, one_line=True)
             mark = " [error]" if tool.get("isError") else ""
-            say(f"  tool: {tool['name']} {_clip(tool['arguments'], 120)} -> {result}{mark}")
+            say(f"  tool: {tool['name']} {_clip(tool['arguments'], 120, one_line=True)} -> {result}{mark}")
         if turn["answer"]:
             say(f"  assistant: {_clip(turn['answer'])}")
