@@ -111,13 +111,23 @@ def test_finish_length_is_max_tokens():
 def test_429_waits_for_retry_after_then_succeeds():
     with SseServer() as server:
         server.script = [Status(429, headers={"Retry-After": "1"}), Sse([chunk({"content": "hi"}, finish="stop"), DONE])]
-        model = _model(server)
+        model = _model(server, retry={"initialDelayMs": 10, "maxDelayMs": 2000})
         started = time.monotonic()
         reply = assemble(_stream(model))
         waited = time.monotonic() - started
         assert len(server.requests) == 2
     assert reply.text == "hi" and model.retries == 1
-    assert waited >= 0.95                                          # Retry-After beats the 10 ms backoff
+    assert waited >= 0.95                                          # Retry-After, not the 10 ms backoff
+
+
+def test_a_retry_after_beyond_max_delay_is_not_waited_for():
+    with SseServer() as server:
+        server.script = [Status(429, headers={"Retry-After": "60"}), Sse([chunk({"content": "late"}), DONE])]
+        started = time.monotonic()
+        chunks = _stream(_model(server, retry={"maxDelayMs": 10_000}))
+        assert len(server.requests) == 1 and time.monotonic() - started < 5
+    assert chunks[-1]["reason"]["failure"] == {"message": "scripted failure", "code": "RATE_LIMIT", "status": 429,
+                                               "providerRetryAfterMs": 60_000}
 
 
 def test_5xx_retried_until_the_budget_then_a_terminal_error():

@@ -6,8 +6,9 @@ evaluates it, and ``status`` shows the expression, never the value), ``connectTi
 ``readTimeoutMs`` (the longest silence between two reads of the stream), ``retry``. A request that
 fails before any chunk was delivered — connection error, timeout, 429, 5xx, an empty reply — is
 retried after ``Retry-After`` when the server sends one, else after an exponential backoff with
-jitter; once chunks are out a failure cannot be retried (the consumer has seen them) and the stream
-ends with a terminal ``finish`` of kind ``error``. Failures never raise out of ``stream()``, and the
+jitter (a ``Retry-After`` beyond ``retry.maxDelayMs`` is not waited for: the failure is final, as
+in dsh's ``llm-retry``); once chunks are out a failure cannot be retried (the consumer has seen them)
+and the stream ends with a terminal ``finish`` of kind ``error``. Failures never raise out of ``stream()``, and the
 API key is scrubbed from every message this adapter produces.
 """
 from __future__ import annotations
@@ -87,11 +88,14 @@ class OpenAiModel:
     def _failure(self, message: str, code: str, **kw: Any) -> LlmFailure:
         return LlmFailure(self.scrub(message), code, **kw)
 
-    def _delay_ms(self, attempt: int, failure: LlmFailure) -> float:
+    def _delay_ms(self, attempt: int, failure: LlmFailure) -> float | None:
+        """dsh's ``llm-retry`` rule: the server's ``Retry-After`` when it is within ``maxDelayMs`` (a
+        longer one gives up: better to fail now than to hang), else the jittered backoff."""
+        cap = self.retry["maxDelayMs"]
         if failure.provider_retry_after_ms is not None:
-            return failure.provider_retry_after_ms
-        base = min(self.retry["initialDelayMs"] * 2 ** attempt, self.retry["maxDelayMs"])
-        return base * (1 + random.uniform(-1, 1) * self.retry["jitterRatio"])
+            return failure.provider_retry_after_ms if failure.provider_retry_after_ms <= cap else None
+        base = min(self.retry["initialDelayMs"] * 2 ** attempt, cap)
+        return min(base * (1 + random.uniform(-1, 1) * self.retry["jitterRatio"]), cap)
 
     async def stream(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
         if options.max_tokens is None and self.max_tokens is not None:
@@ -117,10 +121,11 @@ class OpenAiModel:
                 failure = exc.failure
             finally:
                 await attempt_stream.aclose()
-            if delivered or failure.code not in RETRYABLE or attempt >= self.retry["maxRetries"]:
+            delay = self._delay_ms(attempt, failure)
+            if delivered or failure.code not in RETRYABLE or attempt >= self.retry["maxRetries"] or delay is None:
                 yield _error_finish(failure)
                 return
-            delay = self._delay_ms(attempt, failure) / 1000
+            delay /= 1000
             attempt += 1
             self.retries += 1
             if await _aborted_within(options.abort, delay):
