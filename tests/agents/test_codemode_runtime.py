@@ -163,3 +163,9 @@ def test_output_written_around_the_streams_is_captured():
     result = run("import os, subprocess\nos.write(1, b'raw out\\n')\nsubprocess.run(['echo', 'from a child'])\n"
                  "return 1")
     assert "raw out" in result.logs and "from a child" in result.logs
+
+
+def test_a_thread_left_blocking_does_not_hold_the_result():
+    result = run("import asyncio, time\nasyncio.get_running_loop().run_in_executor(None, time.sleep, 30)\nreturn 'ok'",
+                 limits=Limits(cpu_seconds=5, wall_seconds=5))
+    assert result.value == "ok"

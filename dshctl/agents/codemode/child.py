@@ -206,11 +206,12 @@ def compile_program(program: str):
     so line and column numbers in every error are the model's own."""
     tree = ast.parse(program, filename=PROGRAM_FILE, mode="exec")
     body = tree.body or [ast.Pass(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)]
+    fields = {"type_params": []} if "type_params" in ast.AsyncFunctionDef._fields else {}   # 3.12+
     main = ast.AsyncFunctionDef(
         name="__dsh_main__", args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
                                                   kw_defaults=[], kwarg=None, defaults=[]),
         body=body, decorator_list=[], returns=None, type_comment=None,
-        lineno=1, col_offset=0, end_lineno=body[-1].end_lineno or 1, end_col_offset=0)
+        lineno=1, col_offset=0, end_lineno=body[-1].end_lineno or 1, end_col_offset=0, **fields)
     module = ast.Module(body=[main], type_ignores=[])
     return compile(module, PROGRAM_FILE, "exec", dont_inherit=True)
 
@@ -286,10 +287,12 @@ def main() -> None:
     ledger = LogLedger(channel, int(boot["maxLogBytes"]))
     streams = [CapturedStream(ledger), CapturedStream(ledger)]
     sys.stdout, sys.stderr = streams
-    frame = asyncio.run(execute(channel, boot, run["program"], streams))
+    # Not asyncio.run: its shutdown waits for executor threads the program may have left blocked.
+    loop = asyncio.new_event_loop()
+    frame = loop.run_until_complete(execute(channel, boot, run["program"], streams))
     channel.sock.setblocking(True)
     channel.send(frame)
-    os._exit(0)                         # no atexit hooks or lingering program threads
+    os._exit(0)                         # no atexit hooks, pending tasks or lingering program threads
 
 
 if __name__ == "__main__":
