@@ -4,6 +4,7 @@ Each request to ``POST /v1/chat/completions`` takes the next scripted response:
 
     Sse(payloads, delay=0, stall_after=None, close_after=None)   # 200, text/event-stream, chunked
     Status(code, body=..., headers={...})                        # an error reply
+    Silent()                                                     # the request is read, never answered
 
 ``Sse`` frames every payload as ``data: <payload>\\n\\n`` in its own HTTP chunk; ``stall_after=n``
 stops sending (connection open) after n payloads, ``close_after=n`` drops the connection after n
@@ -24,6 +25,11 @@ class Sse:
     delay: float = 0.0
     stall_after: int | None = None
     close_after: int | None = None
+
+
+@dataclass
+class Silent:
+    """Read the request, then never answer (not even the status line)."""
 
 
 @dataclass
@@ -108,6 +114,8 @@ class SseServer:
                     return
                 self.requests.append(request)
                 reply = self.script.pop(0) if self.script else Status(500, '{"error":{"message":"script empty"}}')
+                if isinstance(reply, Silent):
+                    await asyncio.sleep(3600)     # cancelled at exit
                 keep = await (self._sse(writer, reply) if isinstance(reply, Sse) else self._status(writer, reply))
                 if not keep:
                     return

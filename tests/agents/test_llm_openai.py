@@ -12,7 +12,7 @@ from dshctl.agents.llm.assemble import assemble
 from dshctl.agents.llm.openai import OpenAiModel
 
 from tests.agents.llm_helpers import collect_aborting_at_first_delta
-from tests.agents.sse_server import Sse, SseServer, Status, chunk
+from tests.agents.sse_server import Silent, Sse, SseServer, Status, chunk
 
 KEY = "sk-test-SECRET-4242"
 DONE = "[DONE]"
@@ -166,6 +166,18 @@ def test_a_stalled_stream_times_out():
         assert len(server.requests) == 3
     assert [c["type"] for c in chunks] == ["block-start", "text-delta", "finish"]
     assert chunks[-1]["reason"]["kind"] == "error" and chunks[-1]["reason"]["failure"]["code"] == "TIMEOUT"
+
+
+def test_a_server_that_never_answers_times_out_and_is_retried():
+    with SseServer() as server:
+        server.script = [Silent(), Sse([chunk({"content": "awake"}, finish="stop"), DONE])]
+        model = _model(server, readTimeoutMs=300)
+        assert assemble(_stream(model)).text == "awake"
+        assert model.retries == 1 and len(server.requests) == 2
+        server.script = [Silent()]
+        chunks = _stream(_model(server, readTimeoutMs=200, retry={"maxRetries": 0}))
+    assert chunks[-1]["reason"]["failure"]["code"] == "TIMEOUT"
+    assert "timed out waiting for" in chunks[-1]["reason"]["failure"]["message"]
 
 
 def test_a_connection_closed_mid_stream_and_a_stream_without_done():
