@@ -5,8 +5,8 @@
     python3 dev.py test   # venv + install, then the whole test suite
 
 The virtual environment lives in .venv and is re-installed when pyproject.toml changes. The test suite
-also needs Node.js and npm (differential tests against npm's semver and js-yaml, dsh's own parser):
-when they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
+also needs Node.js and npm (differential tests against npm's semver and js-yaml, dsh's own parser) and
+the reference `zstd` tool (session log frames): when they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
 """
 from __future__ import annotations
 
@@ -101,18 +101,23 @@ def summarize(path: str, body: str) -> str:
     return "\n".join(lines(json.loads(body)["rows"]))
 
 
+# Commands the differential tests run, with the Debian package that brings each.
+TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd"}
+
+
 def ensure_node() -> None:
     import shutil
 
-    if shutil.which("node") and shutil.which("npm"):
+    missing = sorted({pkg for tool, pkg in TEST_TOOLS.items() if not shutil.which(tool)})
+    if not missing:
         return
     if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        print("+ installing Node.js and npm (Debian packages) for the differential tests", flush=True)
+        print(f"+ installing {', '.join(missing)} (Debian packages) for the differential tests", flush=True)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "nodejs", "npm"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True, env=env)
         return
-    sys.exit("the test suite needs Node.js and npm on PATH (e.g. `apt-get install nodejs npm`)")
+    sys.exit(f"the test suite needs {', '.join(missing)} on PATH (e.g. `apt-get install {' '.join(missing)}`)")
 
 
 def test(extra: list[str]) -> int:
