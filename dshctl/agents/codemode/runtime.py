@@ -84,6 +84,8 @@ class Run:
         self.worker: WorkerProcess | None = None
         self.boot_acked: asyncio.Future | None = None
         self.hangup_timer: asyncio.TimerHandle | None = None
+        self.timers: list[asyncio.TimerHandle] = []
+        self.waiters: list[asyncio.Future] = []
 
     # -- settling ------------------------------------------------------------------------------
     def stop(self, kind: str, message: str) -> None:
@@ -269,12 +271,40 @@ class Run:
         else:
             self.settle(_failure("worker-exit", f"worker exited with code {code} before completing"))
 
-    async def _cancel_calls(self) -> None:
-        tasks = list(self.calls.values())
+    def watch(self, loop: asyncio.AbstractEventLoop, abort: asyncio.Event | None) -> None:
+        """Readers on the channel, the exit (pidfd) and fd 1/2; the abort signal; the wall clock."""
+        worker = self.worker
+        loop.add_reader(worker.channel.fileno(), self.on_channel_readable)
+        loop.add_reader(worker.pidfd, self.on_exit)
+        for stream in (worker.proc.stdout, worker.proc.stderr):
+            loop.add_reader(stream.fileno(), self.on_stray_output, stream)
+        if abort is not None:
+            waiter = asyncio.ensure_future(abort.wait())
+            waiter.add_done_callback(lambda _f: self.settle(_failure("abort", "the turn was aborted")))
+            self.waiters.append(waiter)
+        self.timers.append(loop.call_later(
+            self.limits.wall_seconds, self.settle,
+            _failure("timeout", f"wall-clock ceiling reached ({self.limits.wall_seconds:g}s)")))
+
+    async def release(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Kill the worker and leave nothing behind: no reader, timer, waiter or binding task."""
+        worker = self.worker
+        for handle in (*self.timers, self.hangup_timer):
+            if handle is not None:
+                handle.cancel()
+        for waiter in self.waiters:
+            waiter.cancel()
+        for fd in (worker.channel.fileno(), worker.pidfd, worker.proc.stdout.fileno(), worker.proc.stderr.fileno()):
+            loop.remove_reader(fd)
+        loop.remove_writer(worker.channel.fileno())
+        worker.kill()
+        tasks = [*self.calls.values(), *self.waiters]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        if not self.boot_acked.done():
+            self.boot_acked.cancel()
 
 
 async def run_program(program: str, namespaces: list[Namespace], limits: Limits = Limits(), *,
@@ -287,44 +317,21 @@ async def run_program(program: str, namespaces: list[Namespace], limits: Limits 
     loop = asyncio.get_running_loop()
     run = Run(namespaces, limits)
     run.outcome, run.boot_acked = loop.create_future(), loop.create_future()
-    worker = run.worker = worker or WorkerProcess(python)
+    run.worker = worker or WorkerProcess(python)
     if on_start is not None:
         on_start(run)
-    waiters: list[asyncio.Future] = []
-    timer = None
     try:
-        loop.add_reader(worker.channel.fileno(), run.on_channel_readable)
-        loop.add_reader(worker.pidfd, run.on_exit)
-        for stream in (worker.proc.stdout, worker.proc.stderr):
-            loop.add_reader(stream.fileno(), run.on_stray_output, stream)
-        if abort is not None:
-            waiters.append(asyncio.ensure_future(abort.wait()))
-            waiters[-1].add_done_callback(lambda _f: run.settle(_failure("abort", "the turn was aborted")))
-        timer = loop.call_later(limits.wall_seconds, run.settle,
-                                _failure("timeout", f"wall-clock ceiling reached ({limits.wall_seconds:g}s)"))
+        run.watch(loop, abort)
         run.send(run.boot_frame())
         await asyncio.wait([run.boot_acked, run.outcome], return_when=asyncio.FIRST_COMPLETED)
         if not run.outcome.done():
             run.booted = True
             run.send({"type": "run", "program": program})
         settled: _Settled = await run.outcome
-        for stream in (worker.proc.stdout, worker.proc.stderr):
+        for stream in (run.worker.proc.stdout, run.worker.proc.stderr):
             run.drain_stray(stream)     # bytes already written when the run ended still count
         return RunResult(run.ledger.entries, settled.value, settled.error)
     finally:
-        for handle in (timer, run.hangup_timer):
-            if handle is not None:
-                handle.cancel()
-        for waiter in waiters:
-            waiter.cancel()
-        for fd in (worker.channel.fileno(), worker.pidfd, worker.proc.stdout.fileno(), worker.proc.stderr.fileno()):
-            loop.remove_reader(fd)
-        loop.remove_writer(worker.channel.fileno())
-        worker.kill()
-        await run._cancel_calls()
-        if waiters:
-            await asyncio.gather(*waiters, return_exceptions=True)
-        if not run.boot_acked.done():
-            run.boot_acked.cancel()
+        await run.release(loop)
         if on_end is not None:
             on_end(run)
