@@ -24,59 +24,55 @@ class FrameScan:
     torn_start: int | None = None                                 # start of an incomplete last frame
 
 
+def _frame_end(buf: bytes, start: int) -> int | None:
+    """Where the frame starting at ``start`` ends, or None when the buffer ends inside it."""
+    size = len(buf)
+    if size - start < 4:
+        return None
+    if int.from_bytes(buf[start:start + 4], "little") != ZSTD_MAGIC:
+        raise FrameCorruption(f"invalid Zstandard frame magic at byte {start}")
+    if size - start == 4:
+        return None
+    descriptor = buf[start + 4]
+    if descriptor & 0x18:
+        raise FrameCorruption(f"reserved frame-header bit set at byte {start + 4}")
+    single_segment = bool(descriptor & 0x20)
+    dict_bytes = (0, 1, 2, 4)[descriptor & 0x03]
+    fcs_flag = descriptor >> 6
+    fcs_bytes = (1 if single_segment else 0) if fcs_flag == 0 else 1 << fcs_flag
+    offset = start + 5 + (0 if single_segment else 1) + dict_bytes + fcs_bytes
+    if offset > size:
+        return None
+    while True:                                   # blocks: 3-byte header, then the payload
+        if size - offset < 3:
+            return None
+        block_header = int.from_bytes(buf[offset:offset + 3], "little")
+        block_type = (block_header >> 1) & 0x03
+        if block_type == 3:
+            raise FrameCorruption(f"reserved Zstandard block type at byte {offset}")
+        offset += 3 + (1 if block_type == 1 else block_header >> 3)
+        if offset > size:
+            return None
+        if block_header & 1:
+            break
+    if descriptor & 0x04:                         # content checksum
+        offset += 4
+        if offset > size:
+            return None
+    return offset
+
+
 def scan_frames(buf: bytes, max_frames: int | None = None) -> FrameScan:
     """Locate complete frames; EOF inside the last one is reported as ``torn_start``."""
     scan = FrameScan()
-    size = len(buf)
     offset = 0
-    while offset < size:
-        start = offset
-        if size - offset < 4:
-            scan.torn_start = start
+    while offset < len(buf):
+        end = _frame_end(buf, offset)
+        if end is None:
+            scan.torn_start = offset
             return scan
-        if int.from_bytes(buf[offset:offset + 4], "little") != ZSTD_MAGIC:
-            raise FrameCorruption(f"invalid Zstandard frame magic at byte {offset}")
-        offset += 4
-        if offset == size:
-            scan.torn_start = start
-            return scan
-        descriptor = buf[offset]
-        offset += 1
-        if descriptor & 0x18:
-            raise FrameCorruption(f"reserved frame-header bit set at byte {offset - 1}")
-        content_size_flag = descriptor >> 6
-        single_segment = bool(descriptor & 0x20)
-        has_checksum = bool(descriptor & 0x04)
-        dict_flag = descriptor & 0x03
-        dict_bytes = 4 if dict_flag == 3 else dict_flag
-        fcs_bytes = (1 if single_segment else 0) if content_size_flag == 0 else 1 << content_size_flag
-        header_rest = (0 if single_segment else 1) + dict_bytes + fcs_bytes
-        if size - offset < header_rest:
-            scan.torn_start = start
-            return scan
-        offset += header_rest
-        while True:
-            if size - offset < 3:
-                scan.torn_start = start
-                return scan
-            block_header = int.from_bytes(buf[offset:offset + 3], "little")
-            offset += 3
-            block_type = (block_header >> 1) & 0x03
-            if block_type == 3:
-                raise FrameCorruption(f"reserved Zstandard block type at byte {offset - 3}")
-            payload = 1 if block_type == 1 else block_header >> 3
-            if size - offset < payload:
-                scan.torn_start = start
-                return scan
-            offset += payload
-            if block_header & 1:
-                break
-        if has_checksum:
-            if size - offset < 4:
-                scan.torn_start = start
-                return scan
-            offset += 4
-        scan.frames.append((start, offset))
+        scan.frames.append((offset, end))
+        offset = end
         if max_frames is not None and len(scan.frames) >= max_frames:
             return scan
     return scan
