@@ -298,3 +298,32 @@ def test_packing_chunk_runs_is_lossless(items):
     assert [e for row in json.loads(json.dumps(rows)) for e in decode_row(row)] == events
     assert all(len(r["data"].get("texts", r["data"].get("args", [0, 0, 0]))) >= 3
                for r in rows if r["type"].endswith("-chunks"))
+
+
+def _frame(data: bytes, streamed: bool, checksum: bool) -> bytes:
+    compressor = zstandard.ZstdCompressor(write_checksum=checksum, write_content_size=not streamed)
+    if not streamed:
+        return compressor.compress(data)
+    obj = compressor.compressobj()                # no content size in the header; raw/RLE blocks too
+    return obj.compress(data) + obj.flush()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.binary(max_size=300), st.integers(0, 300_000).map(lambda n: b"a" * n),
+                                    st.integers(0, 200_000).map(os.urandom)),
+                          st.booleans(), st.booleans()), min_size=1, max_size=4), st.data())
+def test_the_frame_scan_finds_every_boundary_and_every_tear(parts, data):
+    encoded = [_frame(*part) for part in parts]
+    blob = b"".join(encoded)
+    ends = [sum(map(len, encoded[:i + 1])) for i in range(len(encoded))]
+    scan = frames.scan_frames(blob)
+    assert [end for _, end in scan.frames] == ends and scan.torn_start is None
+    assert [frames.decompress_frame(blob[s:e]) for s, e in scan.frames] == [p[0] for p in parts]
+    cut = data.draw(st.integers(0, len(blob) - 1))
+    torn = frames.scan_frames(blob[:cut])
+    whole = [e for e in ends if e <= cut]
+    assert [end for _, end in torn.frames] == whole
+    if cut == 0 or cut in ends:
+        assert torn.torn_start is None                 # cut on a boundary: nothing torn
+    else:
+        assert torn.torn_start == (whole[-1] if whole else 0)
