@@ -64,7 +64,7 @@ async def spinning(tmp_path):
         agent = await host.root.get("agents").open(None)
         agent.followup("spin")
         running: set = set()
-        for _ in range(200):
+        for _ in range(1000):
             running = set(live_descendants()) - pool_of(host).idle_pids()
             if running and any(e["type"] == "tool/call" for e in agent.session.events):
                 break

@@ -83,7 +83,7 @@ def test_log_budget_ends_with_one_marker():
 
 
 def test_cpu_budget_stops_a_hot_loop():
-    result = run("while True:\n    pass", limits=Limits(cpu_seconds=1, wall_seconds=20))
+    result = run("while True:\n    pass", limits=Limits(cpu_seconds=1, wall_seconds=60))
     assert result.error == {"kind": "timeout", "message": "CPU budget exhausted (1s of CPU time)"}
 
 
