@@ -48,48 +48,12 @@ def exit_code(reason: dict | None) -> int:
 
 
 async def _run_once(s, request: dict, printer) -> dict | None:
-    from dshctl.cli.agent_link import connect
+    from dshctl.cli.agent_link import connect, drive_turn
     link = await connect(s.home, s.profile)
     try:
         return await drive_turn(link, request, printer)
     finally:
         await link.close()
-
-
-async def drive_turn(link, request: dict, printer) -> dict | None:
-    """One turn through ``link``; Ctrl-C asks the host to abort it (a second Ctrl-C drops the link)."""
-    import asyncio
-    import signal
-    loop = asyncio.get_running_loop()
-    presses = []
-
-    def on_interrupt():
-        presses.append(1)
-        if len(presses) == 1:
-            loop.create_task(link.send({"abort": True}))
-            printer.note("aborting the turn (Ctrl-C again to leave at once)")
-        else:
-            raise KeyboardInterrupt
-    loop.add_signal_handler(signal.SIGINT, on_interrupt)
-    try:
-        done = None
-        async for line in link.turn({k: v for k, v in request.items() if v is not None}):
-            if not line.get("ok", False):
-                from dshctl.errors import DshctlError
-                raise DshctlError(f"agent run on {link.where}: {line.get('error')}", hint=line.get("hint"))
-            if "ask" in line:
-                await link.send({"answer": await printer.ask(line["ask"])})
-            elif "event" in line:
-                printer.event(line["event"])
-            elif line.get("done"):
-                done = line
-        if done is None:
-            from dshctl.errors import DshctlError
-            raise DshctlError("the host closed the turn's stream early", hint="see the host's log")
-        printer.done(done)
-        return done.get("reason")
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
 
 
 def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,

@@ -102,3 +102,36 @@ async def connect(home: Path, profile: str):
                           loc=Loc(str(home / "profiles" / profile)),
                           hint="run `dshctl host run` to see the boot log") from None
     return link
+
+
+async def drive_turn(link, request: dict, printer) -> dict | None:
+    """One turn through ``link``; Ctrl-C asks the host to abort it (a second Ctrl-C drops the link)."""
+    import signal
+    loop = asyncio.get_running_loop()
+    presses = []
+
+    def on_interrupt():
+        presses.append(1)
+        if len(presses) == 1:
+            loop.create_task(link.send({"abort": True}))
+            printer.note("aborting the turn (Ctrl-C again to leave at once)")
+        else:
+            raise KeyboardInterrupt
+    loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    try:
+        done = None
+        async for line in link.turn({k: v for k, v in request.items() if v is not None}):
+            if not line.get("ok", False):
+                raise DshctlError(f"agent run on {link.where}: {line.get('error')}", hint=line.get("hint"))
+            if "ask" in line:
+                await link.send({"answer": await printer.ask(line["ask"])})
+            elif "event" in line:
+                printer.event(line["event"])
+            elif line.get("done"):
+                done = line
+        if done is None:
+            raise DshctlError("the host closed the turn's stream early", hint="see the host's log")
+        printer.done(done)
+        return done.get("reason")
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

@@ -130,8 +130,7 @@ class ChatSession:
         self.preset = preset
 
     async def run(self) -> int:
-        from dshctl.cli.agent_cmd import drive_turn
-        from dshctl.cli.agent_link import connect
+        from dshctl.cli.agent_link import connect, drive_turn
         from dshctl.errors import DshctlError
         printer = TurnPrinter()
         printer.interactive_answers = True

@@ -32,6 +32,8 @@ def apply(ctx, config):
                                                is_concurrency_safe=lambda a: True))
     ctx.tools.register(ctx, "sleep_ex", Tool("sleep_ex", "sleep, exclusive", sleep, sleep_schema))
     ctx.tools.register(ctx, "finish", Tool("finish", "conclude the turn", finish))
+    ctx.tools.register(ctx, "echo", Tool("echo", "say it back", lambda args, run: str(args.get("text")),
+                                         is_concurrency_safe=lambda a: True))
     ctx.provide("probe", SPANS)
     if config.get("reject"):
         async def pre_step(payload, next_):

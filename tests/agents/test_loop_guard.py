@@ -32,7 +32,8 @@ async def test_round_limit(tmp_path):
 
 @run_async()
 async def test_no_progress_for_two_steps(tmp_path):
-    steps, reason, after = await run(tmp_path, [sleep_call("same")] * 6 + [{"text": "ok"}] * 2,
+    same = {"toolCalls": [{"name": "echo", "arguments": {"text": "same"}}]}
+    steps, reason, after = await run(tmp_path, [same] * 6 + [{"text": "ok"}] * 2,
                                      {"noProgressSteps": 2})
     assert steps == 3 and "2 steps in a row made no progress" in reason["reason"]["reason"]
 
