@@ -20,7 +20,8 @@ async def sleep(args, run):
     start = time.monotonic()
     await asyncio.sleep(args.get("ms", 100) / 1000)
     SPANS[args["tag"]] = (start, time.monotonic())
-    return "slept %s %.6f %.6f" % (args["tag"], start, SPANS[args["tag"]][1])
+    return {"content": [{"type": "text", "text": "slept " + args["tag"]}],
+            "meta": {"start": start, "end": SPANS[args["tag"]][1]}}   # timings for the log, not the model
 
 def finish(args, run):
     return {"content": [{"type": "text", "text": "done"}], "concludesTurn": True}

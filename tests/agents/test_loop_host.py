@@ -135,8 +135,8 @@ def test_turn_stories_on_a_host_process(tmp_path):
         spans = {}
         for e in events:
             if e["type"] == "tool/result":
-                tag, start, end = e["data"]["message"]["content"][0]["content"][0]["text"].split()[1:]
-                spans[tag] = (float(start), float(end))
+                tag = e["data"]["message"]["content"][0]["content"][0]["text"].split()[1]
+                spans[tag] = (e["data"]["meta"]["start"], e["data"]["meta"]["end"])
         assert spans["a"][0] < spans["b"][1] and spans["b"][0] < spans["a"][1]      # overlap
         assert spans["x"][0] >= max(spans["a"][1], spans["b"][1])                    # barrier
         events, done = lines(agent_cli(home, "--session", done["session"], "long"))
