@@ -145,3 +145,17 @@ def test_reaching_for_host_objects_finds_only_data(no_leaks):
     assert result.error is None
     assert result.value == [[], "tools", 0]
     assert secret["reached"] is False
+
+
+def test_a_worker_that_never_acknowledges_boot(no_leaks, tmp_path):
+    mute = tmp_path / "mute-python"
+    mute.write_text("#!/bin/sh\nexec sleep 60\n")
+    mute.chmod(0o755)
+    result = asyncio.run(run_program("return 1", [Namespace("tools", {})], Limits(wall_seconds=1), python=str(mute)))
+    assert result.error == {"kind": "timeout", "message": "wall-clock ceiling reached (1s)"}
+    crash = tmp_path / "crash-python"
+    crash.write_text("#!/bin/sh\necho 'no such module' >&2\nexit 3\n")
+    crash.chmod(0o755)
+    result = asyncio.run(run_program("return 1", [Namespace("tools", {})], Limits(wall_seconds=5), python=str(crash)))
+    assert result.error == {"kind": "worker-exit", "message": "worker exited with code 3 before completing"}
+    assert result.logs == ["no such module"]
