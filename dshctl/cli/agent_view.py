@@ -30,6 +30,7 @@ class TurnPrinter:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self._mid_line = False
+        self._styled = None          # a rich console for the side lines, on a colour terminal
         self.interactive_answers = sys.stdin.isatty()
         self.last_session: str | None = None
 
@@ -38,10 +39,15 @@ class TurnPrinter:
         self.out.flush()
         self._mid_line = not text.endswith("\n")
 
-    def _side(self, text: str) -> None:
+    def _side(self, text: str, style: str = "dim") -> None:
         if self._mid_line:
             self._text("\n")
-        self.err.write(text + "\n")
+        if self._styled is None:
+            self._styled = _console_for(self.err) or False
+        if self._styled:
+            self._styled.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self.err.write(text + "\n")
         self.err.flush()
 
     def note(self, text: str) -> None:
@@ -61,7 +67,8 @@ class TurnPrinter:
             block = data["message"]["content"][0]
             text = " ".join(b.get("text", "") for b in block["content"] if isinstance(b, dict)).strip()
             first = text.splitlines()[0] if text else ""
-            self._side(f"  ← {'error: ' if block.get('isError') else ''}{first[:200]}")
+            self._side(f"  ← {'error: ' if block.get('isError') else ''}{first[:200]}",
+                       "red" if block.get("isError") else "dim")
         elif kind == "step/end" and self._mid_line:
             self._text("\n")
 
@@ -75,7 +82,7 @@ class TurnPrinter:
             self._text("\n")
         why = describe_reason(line.get("reason"))
         if why:
-            self._side(f"dshctl: {why}")
+            self._side(f"dshctl: {why}", "yellow")
         self.err.write(f"(session {line.get('session')})\n")
 
     async def ask(self, question: dict) -> dict | None:
@@ -86,13 +93,22 @@ class TurnPrinter:
         return await ask_on_terminal(question, self._side)
 
 
+def _console_for(stream):
+    """rich on a colour terminal (NO_COLOR and pipes get plain lines)."""
+    from dshctl.terminal import color_enabled
+    if not color_enabled(stream):
+        return None
+    from rich.console import Console
+    return Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True)
+
+
 async def ask_on_terminal(question: dict, show) -> dict | None:
     options = question.get("options") or []
-    show(f"? {question.get('question')}")
+    show(f"? {question.get('question')}", "bold")
     for n, option in enumerate(options, 1):
         mark = " (recommended)" if option.get("recommended") else ""
         desc = f" — {option['description']}" if option.get("description") else ""
-        show(f"  {n}. {option['label']}{mark}{desc}")
+        show(f"  {n}. {option['label']}{mark}{desc}", "bold" if mark else "")
     hint = "number or your own answer" if options else "your answer"
     reply = await read_line(f"answer ({hint}): ")
     if reply is None:
