@@ -109,8 +109,10 @@ def test_shipped_host_base_bundle(tmp_path):
     write(home / "profiles/p/package.json",
           json.dumps({"dsh": {"profile": {"bundles": ["@dshctl/host-base"]}}}))
     comp = compose_profile(home, "p")
-    assert ids(comp) == ["logger", "timer", "http", "status-page", "tools", "agent-presets"]
+    assert ids(comp) == ["logger", "timer", "http", "status-page", "tools", "agent-presets", "workspace",
+                         "compaction-basic", "command-compact", "tool-result-pruner"]
     assert comp.rows[2]["config"] == {"host": "127.0.0.1", "port": 8787}
+    assert [r.get("disabled") for r in comp.rows[-3:]] == [True, True, True]   # a bundle switches them on
 
 
 # ---------------------------------------------------------------------------------------------
