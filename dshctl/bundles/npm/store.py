@@ -1,0 +1,158 @@
+"""npm tarballs in the content-addressed store, keyed by integrity and shared by all profiles.
+
+    store/npm/tarballs/<algo>-<hex>.tgz   the tarball as the registry sent it (checked)
+    store/npm/trees/<algo>-<hex>/         its safe extraction
+    store/npm/trees/<algo>-<hex>.json     {"name", "version", "integrity", "scripts"}: written last
+
+A tarball is downloaded (in threads), checked against its integrity, extracted into scratch space
+and inspected there; only a package that passed every check is renamed into the store (under
+``store.lock``), so a refused package never reaches it. A tree counts once its ``.json`` exists.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dshctl.bundles.limits import Limits
+from dshctl.bundles.npm import integrity as sri
+from dshctl.bundles.npm.extract import extract
+from dshctl.bundles.npm.registry import FetchFailed, Registry
+from dshctl.bundles.npm.scripts import install_scripts
+from dshctl.bundles.transaction import Faults
+from dshctl.core.fsutil import atomic_write, file_lock
+from dshctl.errors import DshctlError
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One package to have in the store; ``needed_by`` names it in messages."""
+    name: str
+    version: str
+    resolved: str
+    integrity: str
+    needed_by: str
+
+
+@dataclass(frozen=True)
+class StoredTree:
+    path: Path
+    scripts: dict[str, str]
+
+
+class NpmStore:
+    def __init__(self, home: Path, faults: Faults | None = None, limits: Limits | None = None):
+        self.root = home / ".dshctl" / "store" / "npm"
+        self.lock_path = home / ".dshctl" / "store" / "store.lock"
+        self.faults = faults or Faults()
+        self.limits = limits or Limits()
+
+    def _key(self, want: Wanted) -> str:
+        try:
+            return sri.store_key(want.integrity)
+        except sri.IntegrityError as exc:
+            raise DshctlError(f"{want.name}@{want.version} needed by {want.needed_by}: {exc}",
+                              hint="the lock file or the registry metadata is damaged") from None
+
+    def get(self, want: Wanted) -> StoredTree | None:
+        key = self._key(want)
+        tree = self.root / "trees" / key
+        try:
+            meta = json.loads((self.root / "trees" / f"{key}.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return StoredTree(tree, meta.get("scripts") or {}) if tree.is_dir() else None
+
+    def ensure_all(self, wanted: list[Wanted], *, registry: Registry | None, offline: bool,
+                   progress: Callable[[str], None] | None = None) -> dict[str, StoredTree]:
+        """``integrity -> stored tree`` for every wanted package, downloading the missing ones."""
+        out: dict[str, StoredTree] = {}
+        missing: dict[str, Wanted] = {}
+        for want in wanted:
+            found = self.get(want)
+            if found:
+                out[want.integrity] = found
+            else:
+                missing.setdefault(want.integrity, want)
+        if not missing:
+            return out
+        if offline or registry is None:
+            want = next(iter(missing.values()))
+            raise DshctlError(f"offline: {want.name}@{want.version} needed by {want.needed_by} "
+                              f"is not in the store ({len(missing)} package(s) missing)",
+                              hint="run once without --offline to download it")
+        received = [0]
+
+        def sink(n: int) -> None:
+            received[0] += n
+
+        def download(want: Wanted) -> bytes:
+            try:
+                return registry.tarball(want.resolved, sink)
+            except FetchFailed as exc:
+                raise DshctlError(f"{want.name}@{want.version} needed by {want.needed_by}: "
+                                  f"tarball {_public(want.resolved)}: {exc}",
+                                  hint="try again later, or check the registry settings") from None
+
+        with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
+            futures = [(w, pool.submit(download, w)) for w in missing.values()]
+            with file_lock(self.lock_path, timeout=600, what="the package store"):
+                (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+                for done, (want, future) in enumerate(futures, 1):
+                    data = future.result()
+                    if progress:
+                        progress(f"downloaded {done}/{len(futures)} npm packages "
+                                 f"({received[0] / 1024:.0f} KiB)")
+                    out[want.integrity] = self.get(want) or self._add(want, data)
+        return out
+
+    def _add(self, want: Wanted, data: bytes) -> StoredTree:
+        what = f"{want.name}@{want.version} needed by {want.needed_by}"
+        try:
+            sri.check(data, want.integrity)
+        except (sri.IntegrityError, ValueError) as exc:
+            raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
+                              "or altered tarball; nothing was installed") from None
+        key = self._key(want)
+        scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
+        try:
+            extract(data, scratch / "tree", what=what, limits=self.limits)
+            scripts = install_scripts(scratch / "tree")
+            for sub in ("tarballs", "trees"):
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
+            self.faults.before_write(f"store tarball {want.name}")
+            atomic_write(self.root / "tarballs" / f"{key}.tgz", data)
+            final = self.root / "trees" / key
+            if final.exists():  # an interrupted earlier run left a tree without metadata
+                shutil.rmtree(final)
+            self.faults.before_write(f"store tree {want.name}")
+            (scratch / "tree").rename(final)
+            meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
+                    "scripts": scripts}
+            self.faults.before_write(f"store metadata {want.name}")
+            atomic_write(self.root / "trees" / f"{key}.json", json.dumps(meta) + "\n")
+            return StoredTree(final, scripts)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def clean_scratch(self) -> None:
+        """Remove scratch left by killed runs; call under the store lock."""
+        for stale in (self.root / "tmp").glob("npm-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def _public(url: str) -> str:
+    """A URL without user:password, for messages and the lock."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+    return urlunsplit(parts)
+
+
+public_url = _public
