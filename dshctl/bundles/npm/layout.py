@@ -51,4 +51,13 @@ def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
         if os.path.lexists(dest):  # a vendored copy in the bundle's own tree: npm replaces it
             shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(trees[path], dest, symlinks=True)
+        shutil.copytree(trees[path], dest, symlinks=True, copy_function=_link_or_copy)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """Hard links from the store, as pnpm does (no bytes copied; same filesystem as the store),
+    else a copy. Store files are never rewritten in place, so sharing them is safe for dshctl."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
