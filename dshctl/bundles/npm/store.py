@@ -102,16 +102,22 @@ class NpmStore:
         with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
             futures = [(w, pool.submit(download, w)) for w in missing.values()]
             with file_lock(self.lock_path, timeout=600, what="the package store"):
+                self.clean_scratch()  # scratch only exists under the lock: a killed run's
                 (self.root / "tmp").mkdir(parents=True, exist_ok=True)
-                for done, (want, future) in enumerate(futures, 1):
-                    data = future.result()
-                    if progress:
-                        progress(f"downloaded {done}/{len(futures)} npm packages "
-                                 f"({received[0] / 1024:.0f} KiB)")
-                    out[want.integrity] = self.get(want) or self._add(want, data)
+                scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
+                try:
+                    for done, (want, future) in enumerate(futures, 1):
+                        data = future.result()
+                        if progress:
+                            progress(f"downloaded {done}/{len(futures)} npm packages "
+                                     f"({received[0] / 1024:.0f} KiB)")
+                        out[want.integrity] = self.get(want) or \
+                            self._add(want, data, scratch / str(done))
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
         return out
 
-    def _add(self, want: Wanted, data: bytes) -> StoredTree:
+    def _add(self, want: Wanted, data: bytes, scratch: Path) -> StoredTree:
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
         try:
             sri.check(data, want.integrity)
@@ -119,10 +125,9 @@ class NpmStore:
             raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
                               "or altered tarball; nothing was installed") from None
         key = self._key(want)
-        scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
         try:
-            extract(data, scratch / "tree", what=what, limits=self.limits)
-            scripts = install_scripts(scratch / "tree")
+            extract(data, scratch, what=what, limits=self.limits)
+            scripts = install_scripts(scratch)
             for sub in ("tarballs", "trees"):
                 (self.root / sub).mkdir(parents=True, exist_ok=True)
             self.faults.before_write(f"store tarball {want.name}")
@@ -131,14 +136,15 @@ class NpmStore:
             if final.exists():  # an interrupted earlier run left a tree without metadata
                 shutil.rmtree(final)
             self.faults.before_write(f"store tree {want.name}")
-            (scratch / "tree").rename(final)
+            scratch.rename(final)
             meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
                     "scripts": scripts}
             self.faults.before_write(f"store metadata {want.name}")
             _write(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
             return StoredTree(final, scripts)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            if scratch.exists():
+                shutil.rmtree(scratch, ignore_errors=True)
 
     def clean_scratch(self) -> None:
         """Remove scratch left by killed runs; call under the store lock."""
