@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from dshctl.bundles import lock as lockmod
 from dshctl.bundles import manifest as mf
 from dshctl.bundles.limits import Limits, check_tree
-from dshctl.bundles.npm import deps as npmdeps
-from dshctl.bundles.npm.layout import populate
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
@@ -23,6 +21,9 @@ from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recove
 from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, check_profile_name, profile_dir
 from dshctl.errors import DshctlError, Loc
+
+if TYPE_CHECKING:  # the npm modules load only when a bundle has npm dependencies
+    from dshctl.bundles.npm.deps import NpmDeps
 
 LOCK_FILE = lockmod.LOCK_NAME
 
@@ -88,7 +89,7 @@ class _Plan:
     stored: StoredPackage
     info: PackageInfo
     previous: lockmod.LockEntry | None
-    npm: npmdeps.NpmDeps | None = None  # None: keep what the lock records, place nothing new
+    npm: NpmDeps | None = None  # None: keep what the lock records, place nothing new
 
 
 class _Profile:
@@ -248,6 +249,11 @@ class Installer:
                       exact: bool, refresh: bool) -> None:
         """npm dependencies of each bundle: re-resolved by update and for a new or moved bundle,
         taken from the lock otherwise (install; add of an unchanged bundle)."""
+        if not any(p.previous and p.previous.npm or _declares_dependencies(p.stored.path)
+                   for p in plans):
+            return  # nothing npm to do: the npm modules (and httpx) are never imported
+        from dshctl.bundles.npm import deps as npmdeps
+
         ctx = npmdeps.NpmContext(self.home, prof.dir, faults=self.faults, limits=self.opts.limits,
                                  offline=self.opts.offline, progress=self.opts.progress)
         try:
@@ -328,6 +334,8 @@ class Installer:
         for i, plan in enumerate(place):
             tree = tx.stage_copy(plan.stored.path, f"{i}")
             if plan.npm is not None and plan.npm.trees:
+                from dshctl.bundles.npm.layout import populate
+
                 self._progress(f"placing {len(plan.npm.trees)} npm packages for {plan.info.name}")
                 populate(tree, plan.npm.trees)
             staged.append((plan.info.name, tree))
@@ -369,6 +377,12 @@ def _same_npm(old: dict, new: dict) -> bool:
     def key(d: dict) -> dict:
         return {p: (e.get("version"), e.get("integrity")) for p, e in d.items()}
     return key(old) == key(new)
+
+
+def _declares_dependencies(tree: Path) -> bool:
+    data = _manifest_of(tree)
+    return any(isinstance(data.get(k), dict) and data[k]
+               for k in ("dependencies", "optionalDependencies"))
 
 
 def _manifest_of(tree: Path) -> dict:

@@ -77,7 +77,7 @@ def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
                 problem = f"url {entry.url!r} is not in dshctl's resolved form"
         except DshctlError as exc:
             problem = exc.message
-    if not problem:
+    if not problem and entry.npm:
         from dshctl.bundles.npm.deps import check_locked
 
         check_locked(name, entry.npm, path)

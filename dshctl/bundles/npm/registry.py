@@ -13,8 +13,6 @@ import time
 from typing import Callable
 from urllib.parse import quote
 
-import httpx
-
 from dshctl.bundles.npm.config import Config
 
 ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
@@ -39,9 +37,11 @@ class Registry:
         self._inflight: dict[str, threading.Event] = {}
         self._failed: dict[str, FetchFailed] = {}
 
-    def client_for(self, url: str) -> httpx.Client:
+    def client_for(self, url: str) -> "httpx.Client":  # noqa: F821
         """One pooled client per scheme, made on first use: building the TLS context (loading the
         CA bundle) costs ~150 ms of CPU, which a plain-http registry never needs."""
+        import httpx  # here, not at import time: a run without npm work never pays for it
+
         scheme = "https" if url.startswith("https:") else "http"
         with self._lock:
             client = self._clients.get(scheme)
@@ -67,6 +67,8 @@ class Registry:
         return headers
 
     def _get(self, url: str, accept: str, sink: Progress | None = None) -> bytes:
+        import httpx
+
         attempts = self.config.retries + 1
         redirects = 0
         for attempt in range(attempts):
