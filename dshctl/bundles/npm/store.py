@@ -91,60 +91,59 @@ class NpmStore:
         def sink(n: int) -> None:
             received[0] += n
 
-        def download(want: Wanted) -> bytes:
+        with file_lock(self.lock_path, timeout=600, what="the package store"):
+            self.clean_scratch()  # scratch only exists under the lock: a killed run's
+            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
             try:
-                return registry.tarball(want.resolved, sink)
-            except FetchFailed as exc:
-                raise DshctlError(f"{want.name}@{want.version} needed by {want.needed_by}: "
-                                  f"tarball {_public(want.resolved)}: {exc}",
-                                  hint="try again later, or check the registry settings") from None
-
-        with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
-            futures = [(w, pool.submit(download, w)) for w in missing.values()]
-            with file_lock(self.lock_path, timeout=600, what="the package store"):
-                self.clean_scratch()  # scratch only exists under the lock: a killed run's
-                (self.root / "tmp").mkdir(parents=True, exist_ok=True)
-                scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
-                try:
-                    for done, (want, future) in enumerate(futures, 1):
-                        data = future.result()
+                # Download, check and unpack in threads (network and file creation overlap);
+                # move into the store in order, in this thread (each move is a counted write).
+                with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
+                    jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
+                            for i, w in enumerate(missing.values())]
+                    for done, (want, job) in enumerate(jobs, 1):
+                        data, scripts = job.result()
                         if progress:
-                            progress(f"downloaded {done}/{len(futures)} npm packages "
+                            progress(f"downloaded {done}/{len(jobs)} npm packages "
                                      f"({received[0] / 1024:.0f} KiB)")
                         out[want.integrity] = self.get(want) or \
-                            self._add(want, data, scratch / str(done))
-                finally:
-                    shutil.rmtree(scratch, ignore_errors=True)
+                            self._add(want, data, scratch / str(done - 1), scripts)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
         return out
 
-    def _add(self, want: Wanted, data: bytes, scratch: Path) -> StoredTree:
+    def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[bytes, dict]:
+        """Download, check the integrity, extract into scratch ``dest``: nothing in the store."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
+        try:
+            data = registry.tarball(want.resolved, sink)
+        except FetchFailed as exc:
+            raise DshctlError(f"{what}: tarball {_public(want.resolved)}: {exc}",
+                              hint="try again later, or check the registry settings") from None
         try:
             sri.check(data, want.integrity)
         except (sri.IntegrityError, ValueError) as exc:
             raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
                               "or altered tarball; nothing was installed") from None
+        extract(data, dest, what=what, limits=self.limits)
+        return data, install_scripts(dest)
+
+    def _add(self, want: Wanted, data: bytes, unpacked: Path, scripts: dict) -> StoredTree:
         key = self._key(want)
-        try:
-            extract(data, scratch, what=what, limits=self.limits)
-            scripts = install_scripts(scratch)
-            for sub in ("tarballs", "trees"):
-                (self.root / sub).mkdir(parents=True, exist_ok=True)
-            self.faults.before_write(f"store tarball {want.name}")
-            _write(self.root / "tarballs" / f"{key}.tgz", data)
-            final = self.root / "trees" / key
-            if final.exists():  # an interrupted earlier run left a tree without metadata
-                shutil.rmtree(final)
-            self.faults.before_write(f"store tree {want.name}")
-            scratch.rename(final)
-            meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
-                    "scripts": scripts}
-            self.faults.before_write(f"store metadata {want.name}")
-            _write(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
-            return StoredTree(final, scripts)
-        finally:
-            if scratch.exists():
-                shutil.rmtree(scratch, ignore_errors=True)
+        for sub in ("tarballs", "trees"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self.faults.before_write(f"store tarball {want.name}")
+        _write(self.root / "tarballs" / f"{key}.tgz", data)
+        final = self.root / "trees" / key
+        if final.exists():  # an interrupted earlier run left a tree without metadata
+            shutil.rmtree(final)
+        self.faults.before_write(f"store tree {want.name}")
+        unpacked.rename(final)
+        meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
+                "scripts": scripts}
+        self.faults.before_write(f"store metadata {want.name}")
+        _write(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
+        return StoredTree(final, scripts)
 
     def clean_scratch(self) -> None:
         """Remove scratch left by killed runs; call under the store lock."""
