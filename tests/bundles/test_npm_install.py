@@ -254,3 +254,27 @@ def test_piped_progress_is_one_line_per_phase(home, repos, npm_env):
     for phase in ("resolving bundles", "resolving npm dependencies of dsh-prog",
                   "downloaded", "placing"):
         assert phase in proc.stderr, proc.stderr
+
+
+def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env):
+    import signal
+    import time
+
+    from .npm_registry import Behaviour
+
+    ok = npm_bundle(repos, "dsh-ok", {"lib-a": "^1.0.0"})
+    add(home, ok.url)
+    before = snapshot(home / "profiles/web")
+    npm_env.behaviour["stalled"] = Behaviour(stall=2)
+    src = npm_bundle(repos, "dsh-int", {"stalled": "^1.0.0"})
+    env = {**os.environ, "DSH_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "dshctl", "plugin", "add", src.url], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while "/stalled" not in npm_env.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "rolled back" in err and "Traceback" not in err
+    assert snapshot(home / "profiles/web") == before
