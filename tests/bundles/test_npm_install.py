@@ -278,3 +278,27 @@ def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env):
     assert proc.returncode == 130, err
     assert "interrupted" in err and "rolled back" in err and "Traceback" not in err
     assert snapshot(home / "profiles/web") == before
+
+
+@pytest.mark.parametrize("field,value", [
+    ("path", "node_modules/../../../outside"), ("path", "node_modules/a/../../b"),
+    ("integrity", "md5-abc"), ("resolved", "file:///etc/passwd")])
+def test_a_tampered_lock_is_refused_before_anything_is_placed(home, repos, npm_env, tmp_path,
+                                                             field, value):
+    src = npm_bundle(repos, "dsh-lock", {"lib-c": "^1.0.0"})
+    add(home, src.url)
+    lock_path = home / "profiles/web/dshctl.lock.json"
+    lock = json.loads(lock_path.read_text())
+    npm = lock["packages"]["dsh-lock"]["npm"]
+    path, entry = next(iter(npm.items()))
+    if field == "path":
+        npm[value] = npm.pop(path)
+        npm[value]["name"] = value.rsplit("/", 1)[-1]
+    else:
+        entry[field] = value
+    lock_path.write_text(json.dumps(lock))
+    before = snapshot(tmp_path)
+    with pytest.raises(DshctlError) as err:
+        Installer(home, "web", Options(offline=True)).install()
+    assert "is not usable" in err.value.message
+    assert snapshot(tmp_path) == before
