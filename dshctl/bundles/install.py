@@ -255,7 +255,8 @@ class Installer:
         from dshctl.bundles.npm import deps as npmdeps
 
         ctx = npmdeps.NpmContext(self.home, prof.dir, faults=self.faults, limits=self.opts.limits,
-                                 offline=self.opts.offline, progress=self.opts.progress)
+                                 offline=self.opts.offline, progress=self.opts.progress,
+                                 git_store=self.store, refresh=refresh)
         try:
             for i, plan in enumerate(plans, 1):
                 prev = plan.previous

@@ -302,3 +302,27 @@ def test_a_tampered_lock_is_refused_before_anything_is_placed(home, repos, npm_e
         Installer(home, "web", Options(offline=True)).install()
     assert "is not usable" in err.value.message
     assert snapshot(tmp_path) == before
+
+
+def test_a_git_dependency_goes_through_the_git_path(home, repos, npm_env):
+    from .conftest import git
+
+    dep = repos("gitdep")
+    commit = dep.commit({"package.json": json.dumps({
+        "name": "gitdep", "version": "0.3.0", "main": "index.js",
+        "dependencies": {"lib-a": "^1.0.0"}}),
+        "index.js": "module.exports = { id: 'gitdep', a: require('lib-a').id };\n"})
+    src = npm_bundle(repos, "dsh-gd", {"gitdep": f"git+{dep.url}", "lib-a": "^2.0.0"})
+    add(home, src.url)
+    bundle_dir = home / "profiles/web/node_modules/dsh-gd"
+    got = installed_packages(bundle_dir)
+    assert ("gitdep", "0.3.0") in got and ("lib-a", "2.1.0") in got and ("lib-a", "1.2.3") in got
+    node_loads(bundle_dir, ["gitdep", "lib-a"])
+    entry = json.loads((home / "profiles/web/dshctl.lock.json").read_text())[
+        "packages"]["dsh-gd"]["npm"]["node_modules/gitdep"]
+    assert entry["git"] == {"url": dep.url, "commit": commit}
+    assert (home / ".dshctl/store/packages" / commit).is_dir()
+    shutil.rmtree(bundle_dir / "node_modules")
+    Installer(home, "web", Options(offline=True)).install()
+    assert installed_packages(bundle_dir) == got
+    assert git("rev-parse", "HEAD", cwd=dep.work) == commit

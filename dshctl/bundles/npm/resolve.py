@@ -16,8 +16,10 @@ A cycle resolves like npm (a package found higher up is reused); only a chain de
 from __future__ import annotations
 
 import heapq
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Callable
 
 from dshctl.bundles.npm.pick import NoMatch, is_registry_spec, pick, platform_problem
 from dshctl.bundles.npm.registry import FetchFailed, Registry
@@ -93,7 +95,16 @@ def _edges(manifest: dict) -> list[tuple[str, str, bool]]:
     return [(n, s, o) for n, (s, o) in sorted(out.items())]
 
 
+def is_git_spec(spec: str) -> bool:
+    """npm's git forms: git+…, git://, git@host:…, ssh://, github:o/r and the bare o/r shorthand."""
+    spec = spec.strip()
+    return spec.startswith(("git+", "git://", "git@", "ssh://", "github:")) or \
+        re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(#\S*)?", spec) is not None
+
+
 def _satisfies(node: Node, spec: str) -> bool:
+    if is_git_spec(spec) or "_git" in node.manifest:
+        return (node.manifest.get("_git") or {}).get("spec") == spec.strip()
     if spec.strip() in ("", "*", "latest") or node.manifest.get("_tag") == spec:
         return True
     try:
@@ -111,16 +122,18 @@ class Resolution:
 
 
 class Resolver:
-    def __init__(self, registry: Registry, bundle: str, *, workers: int = 8):
+    def __init__(self, registry: Registry, bundle: str, *, workers: int = 8,
+                 git_source: Callable[[str, str], dict] | None = None):
         self.registry = registry
         self.bundle = bundle
+        self.git_source = git_source  # (name, spec) -> manifest with "_git", via the git store
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="packument")
 
     def _prefetch(self, manifest: dict) -> None:
         for name, spec, _ in _edges(manifest):
-            if is_registry_spec(spec):
+            if is_registry_spec(spec) and not is_git_spec(spec):
                 self._pool.submit(_quietly, self.registry.packument, name)
 
     def resolve(self, root_manifest: dict) -> Resolution:
@@ -178,9 +191,11 @@ class Resolver:
     def _pick(self, node: Node, name: str, spec: str, optional: bool) -> dict | None:
         where = f"{name}@{spec} needed by {self.bundle} ({node.chain()})"
         try:
+            if is_git_spec(spec) and self.git_source is not None:
+                return self.git_source(name, spec)
             if not is_registry_spec(spec):
-                raise NoMatch(f"{spec!r} is not a registry range; dshctl installs git, file and "
-                              "alias dependencies only as bundles (dshctl plugin add)")
+                raise NoMatch(f"{spec!r} is not a registry range or git URL (file:, link:, "
+                              "workspace: and npm: alias dependencies are not installed)")
             manifest = pick(self.registry.packument(name), spec)
             if not isinstance(manifest.get("version"), str):
                 raise FetchFailed("the registry sent a malformed packument (a version without "
@@ -193,7 +208,9 @@ class Resolver:
                     return None
                 raise NoMatch(f"{name}@{manifest['version']} does not run here: {problem}")
             return manifest
-        except (FetchFailed, NoMatch) as exc:
+        except (FetchFailed, NoMatch, DshctlError) as exc:
+            if isinstance(exc, DshctlError):
+                exc = exc.message
             if optional:
                 self.notes.append(f"skipped optional {where}: {exc}")
                 return None
