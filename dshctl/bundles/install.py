@@ -9,17 +9,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from dshctl.bundles import lock as lockmod
 from dshctl.bundles import manifest as mf
+from dshctl.bundles.limits import Limits, check_tree
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
 from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
 from dshctl.bundles.tree import file_digests, tree_hash
-from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, profile_dir
+from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, check_profile_name, profile_dir
 from dshctl.errors import DshctlError, Loc
+
+if TYPE_CHECKING:  # the npm modules load only when a bundle has npm dependencies
+    from dshctl.bundles.npm.deps import NpmDeps
 
 LOCK_FILE = lockmod.LOCK_NAME
 
@@ -31,6 +35,7 @@ class Options:
     force: bool = False
     allow_plain: bool = False
     fault_at: str | None = None
+    limits: Limits = field(default_factory=Limits)
     progress: Callable[[str], None] | None = None
     cwd: Path | None = None  # relative local specs are anchored here
 
@@ -47,11 +52,13 @@ class Change:
     forced: bool = False
     conflicts: list[dict] = field(default_factory=list)
     stored_path: Path | None = None  # the new tree in the store (for update previews)
+    npm_packages: int = 0  # npm dependencies installed with it
 
     def to_dict(self) -> dict:
         return {"name": self.name, "action": self.action, "version": self.version,
                 "commit": self.commit, "oldCommit": self.old_commit, "bundle": self.bundle,
-                "position": self.position, "forced": self.forced, "conflicts": self.conflicts}
+                "position": self.position, "forced": self.forced, "conflicts": self.conflicts,
+                "npmPackages": self.npm_packages}
 
 
 @dataclass
@@ -62,6 +69,8 @@ class Outcome:
     warnings: list[str]
     initialized: bool = False
     dry_run: bool = False
+    notes: list[str] = field(default_factory=list)  # e.g. optional npm packages skipped
+    scripts: list[str] = field(default_factory=list)  # install scripts not run, and how to
 
     @property
     def changed(self) -> bool:
@@ -70,7 +79,8 @@ class Outcome:
     def to_dict(self) -> dict:
         return {"profile": self.profile, "directory": str(self.directory),
                 "initialized": self.initialized, "dryRun": self.dry_run,
-                "changes": [c.to_dict() for c in self.changes], "warnings": self.warnings}
+                "changes": [c.to_dict() for c in self.changes], "warnings": self.warnings,
+                "notes": self.notes, "installScriptsNotRun": self.scripts}
 
 
 @dataclass
@@ -79,6 +89,7 @@ class _Plan:
     stored: StoredPackage
     info: PackageInfo
     previous: lockmod.LockEntry | None
+    npm: NpmDeps | None = None  # None: keep what the lock records, place nothing new
 
 
 class _Profile:
@@ -113,7 +124,7 @@ class _Profile:
 class Installer:
     def __init__(self, home: Path, profile: str, options: Options | None = None):
         self.home = Path(home)
-        self.profile = profile
+        self.profile = check_profile_name(profile)  # before anything is written anywhere
         self.opts = options or Options()
         self.faults = Faults(self.opts.fault_at)
         self.store = Store(self.home, self.faults)
@@ -168,54 +179,64 @@ class Installer:
     def _install(self, tx: Transaction, prof: _Profile, specs: list[GitSpec], *, refresh: bool,
                  exact: bool = False, pins: dict[str, str | None] | None = None) -> Outcome:
         tx.step("resolve")
+        self._progress("resolving bundles")
         pins = pins or {}
         commits = [pins.get(s.source_key) or
                    self.store.resolve(s, offline=self.opts.offline, refresh=refresh) for s in specs]
         tx.step("fetch")
-        stored = [self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress)
+        stored = [self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress,
+                                    check=lambda tree, s=s: self._judge(prof, s, tree, exact))
                   for s, c in zip(specs, commits)]
         tx.step("inspect")
         plans, warnings = self._inspect(prof, specs, stored, exact)
+        tx.step("dependencies")
+        outcome = Outcome(prof.name, prof.dir, [], warnings, not prof.exists, self.opts.dry_run)
+        self._dependencies(prof, plans, outcome, exact=exact, refresh=refresh)
         new_lock = dict(prof.lock)
-        changes = []
         for plan in plans:
             change, entry = self._record(prof, plan, exact)
             new_lock[plan.info.name] = entry
-            changes.append(change)
+            outcome.changes.append(change)
         manifest = prof.manifest
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
-        _fill_positions(changes, manifest)
-        outcome = Outcome(prof.name, prof.dir, changes, warnings, not prof.exists, self.opts.dry_run)
+        _fill_positions(outcome.changes, manifest)
         if self.opts.dry_run:
             return outcome
         self._commit(tx, prof, manifest, new_lock,
-                     place=[p for p, c in zip(plans, changes) if c.action != "unchanged"],
+                     place=[p for p, c in zip(plans, outcome.changes) if c.action != "unchanged"],
                      remember=[] if exact else list(zip(specs, commits)))
         return outcome
+
+    def _judge(self, prof: _Profile, spec: GitSpec, tree: Path, exact: bool) -> PackageInfo:
+        """Every rule a package must pass; run on the fetched tree before it enters the store."""
+        check_tree(tree, self.opts.limits, f"{spec.raw}")
+        info = read_package(tree, source=spec.url)
+        previous = prof.lock.get(info.name)
+        if not info.is_bundle and not self.opts.allow_plain and not (exact or previous):
+            raise DshctlError(f"{info.name} ({spec.raw}) declares no dsh.bundle in its "
+                              "package.json", loc=Loc(str(tree / "package.json")),
+                              hint="pass --allow-plain to install it as a plain dependency")
+        if info.conflicts and not (self.opts.force or exact):
+            first = info.conflicts[0]
+            raise DshctlError(f"{info.name} is not compatible with this dshctl: "
+                              f"{first.describe()}", loc=Loc(str(tree / "package.json")),
+                              hint="pass --force to install it anyway (the lock records it)")
+        return info
 
     def _inspect(self, prof: _Profile, specs, stored, exact: bool):
         plans, warnings = [], []
         for spec, pkg in zip(specs, stored):
-            info = read_package(pkg.path, source=spec.url)
+            info = self._judge(prof, spec, pkg.path, exact)
             previous = prof.lock.get(info.name)
             if exact and previous and pkg.integrity != previous.integrity:
                 raise DshctlError(f"the stored tree of {info.name} @ {pkg.commit[:12]} does not "
                                   f"match the lock file's integrity", loc=Loc(str(prof.lock_path)),
                                   hint="the lock was edited or the store is damaged; delete "
                                        f"{pkg.path} and run install again")
-            if not info.is_bundle and not self.opts.allow_plain and not (exact or previous):
-                raise DshctlError(f"{info.name} ({spec.raw}) declares no dsh.bundle in its "
-                                  "package.json", loc=Loc(str(pkg.path / "package.json")),
-                                  hint="pass --allow-plain to install it as a plain dependency")
             if not info.is_bundle:
                 warnings.append(PLAIN_WARNING.format(name=info.name))
-            if info.conflicts and not (self.opts.force or exact):
-                first = info.conflicts[0]
-                raise DshctlError(f"{info.name} is not compatible with this dshctl: "
-                                  f"{first.describe()}", loc=Loc(str(pkg.path / "package.json")),
-                                  hint="pass --force to install it anyway (the lock records it)")
             plans.append(_Plan(spec, pkg, info, previous))
         names = [p.info.name for p in plans]
         dup = {n for n in names if names.count(n) > 1}
@@ -224,12 +245,47 @@ class Installer:
                               hint="give each package once")
         return plans, warnings
 
+    def _dependencies(self, prof: _Profile, plans: list[_Plan], outcome: Outcome, *,
+                      exact: bool, refresh: bool) -> None:
+        """npm dependencies of each bundle: re-resolved by update and for a new or moved bundle,
+        taken from the lock otherwise (install; add of an unchanged bundle)."""
+        if not any(p.previous and p.previous.npm or _declares_dependencies(p.stored.path)
+                   for p in plans):
+            return  # nothing npm to do: the npm modules (and httpx) are never imported
+        from dshctl.bundles.npm import deps as npmdeps
+
+        ctx = npmdeps.NpmContext(self.home, prof.dir, faults=self.faults, limits=self.opts.limits,
+                                 offline=self.opts.offline, progress=self.opts.progress,
+                                 git_store=self.store, refresh=refresh)
+        try:
+            for i, plan in enumerate(plans, 1):
+                prev = plan.previous
+                same_tree = prev is not None and prev.commit == plan.stored.commit \
+                    and _npm_intact(prof.module_dir(plan.info.name), prev)
+                if not refresh and same_tree and (not exact or _tree_ok(
+                        prof.module_dir(plan.info.name), prev)):
+                    continue  # nothing to place: npm stays None (kept as locked)
+                self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
+                if exact or (not refresh and prev is not None and prev.commit == plan.stored.commit):
+                    plan.npm = npmdeps.from_lock(ctx, plan.info.name, prev.npm if prev else {})
+                else:
+                    plan.npm = npmdeps.resolve_bundle(ctx, plan.info.name,
+                                                      _manifest_of(plan.stored.path))
+                outcome.notes += plan.npm.notes
+                outcome.warnings += plan.npm.warnings
+                outcome.scripts += plan.npm.scripts
+        finally:
+            ctx.close()
+
     def _record(self, prof: _Profile, plan: _Plan, exact: bool):
         info, prev, pkg = plan.info, plan.previous, plan.stored
+        npm = plan.npm.packages if plan.npm is not None else (prev.npm if prev else {})
         intact = prev is not None and prof.module_dir(info.name).is_dir() and \
-            prev.commit == pkg.commit and prev.integrity == pkg.integrity
+            prev.commit == pkg.commit and prev.integrity == pkg.integrity and \
+            _same_npm(prev.npm, npm) and _npm_intact(prof.module_dir(info.name), prev)
         if exact:
-            action = "unchanged" if intact and _tree_ok(prof.module_dir(info.name), prev) else "installed"
+            action = "unchanged" if intact and _tree_ok(prof.module_dir(info.name), prev) \
+                else "installed"
         elif intact:
             action = "unchanged"
         else:
@@ -239,10 +295,10 @@ class Installer:
         entry = lockmod.LockEntry(
             spec=plan.spec.raw, url=plan.spec.url, ref=plan.spec.ref, commit=pkg.commit,
             version=info.version, integrity=pkg.integrity, bundle=info.is_bundle, forced=forced,
-            conflicts=[c.to_dict() for c in info.conflicts])
+            conflicts=[c.to_dict() for c in info.conflicts], npm=npm)
         change = Change(info.name, action, info.version, pkg.commit,
                         prev.commit if prev else None, info.is_bundle, None, forced,
-                        entry.conflicts, pkg.path)
+                        entry.conflicts, pkg.path, len(npm))
         mf.set_dependency(prof.manifest, info.name, plan.spec.pinned(pkg.commit))
         return change, entry
 
@@ -275,8 +331,15 @@ class Installer:
                 new_lock: dict[str, lockmod.LockEntry], *, place: list[_Plan],
                 remove: list[str] = (), remember: list = ()) -> None:
         tx.step("stage")
-        staged = [(plan.info.name, tx.stage_copy(plan.stored.path, f"{i}"))
-                  for i, plan in enumerate(place)]
+        staged = []
+        for i, plan in enumerate(place):
+            tree = tx.stage_copy(plan.stored.path, f"{i}")
+            if plan.npm is not None and plan.npm.trees:
+                from dshctl.bundles.npm.layout import populate
+
+                self._progress(f"placing {len(plan.npm.trees)} npm packages for {plan.info.name}")
+                populate(tree, plan.npm.trees)
+            staged.append((plan.info.name, tree))
         tx.step("place")
         for i, (name, tree) in enumerate(staged):
             tx.replace_dir(prof.module_dir(name), tree, f"{i}")
@@ -295,7 +358,40 @@ class Installer:
 
 
 def _tree_ok(directory: Path, entry: lockmod.LockEntry) -> bool:
-    return tree_hash(file_digests(directory)) == entry.integrity
+    """The bundle's own files as locked (its placed npm dependencies left out)."""
+    return tree_hash(file_digests(directory, set(entry.npm))) == entry.integrity
+
+
+def _npm_intact(directory: Path, entry: lockmod.LockEntry) -> bool:
+    """Every locked npm package is in place at its version (a cheap check: its package.json)."""
+    for path, dep in entry.npm.items():
+        try:
+            data = json.loads((directory / path / "package.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not isinstance(data, dict) or data.get("version") != dep.get("version"):
+            return False
+    return True
+
+
+def _same_npm(old: dict, new: dict) -> bool:
+    def key(d: dict) -> dict:
+        return {p: (e.get("version"), e.get("integrity")) for p, e in d.items()}
+    return key(old) == key(new)
+
+
+def _declares_dependencies(tree: Path) -> bool:
+    data = _manifest_of(tree)
+    return any(isinstance(data.get(k), dict) and data[k]
+               for k in ("dependencies", "optionalDependencies"))
+
+
+def _manifest_of(tree: Path) -> dict:
+    try:
+        data = json.loads((tree / "package.json").read_text("utf-8-sig"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _fill_positions(changes: list[Change], manifest: dict) -> None:

@@ -6,7 +6,11 @@ Format (docs/bundles.md)::
      "packages": {"<name>": {"spec": "<SPEC as typed>", "url": "<git url>", "ref": "<ref>|null",
                              "commit": "<40 hex>", "version": "<package.json version>|null",
                              "integrity": "sha256-<hex of the installed tree>",
-                             "bundle": true, "forced": false, "conflicts": [...]}}}
+                             "bundle": true, "forced": false, "conflicts": [...],
+                             "npm": {"node_modules/<dep>": {"name", "version", "resolved",
+                                     "integrity", "optional", "requiredBy": [...]}}}}}
+
+``npm`` holds the bundle's resolved npm dependencies by their place under the bundle's directory.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ class LockEntry:
     bundle: bool = True
     forced: bool = False
     conflicts: list[dict] = field(default_factory=list)
+    npm: dict[str, dict] = field(default_factory=dict)
 
 
 def read(path: Path) -> dict[str, LockEntry]:
@@ -72,6 +77,10 @@ def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
                 problem = f"url {entry.url!r} is not in dshctl's resolved form"
         except DshctlError as exc:
             problem = exc.message
+    if not problem and entry.npm:
+        from dshctl.bundles.npm.deps import check_locked
+
+        check_locked(name, entry.npm, path)
     if problem:
         raise DshctlError(f"the lock entry for {name} is not usable: {problem}", loc=Loc(str(path)),
                           hint="restore the lock file from version control, or delete it and add "

@@ -116,7 +116,7 @@ def verify(home: Path, profile: str) -> list[VerifyResult]:
         if not target.is_dir() or target.is_symlink():
             results.append(VerifyResult(name, "missing"))
             continue
-        actual = file_digests(target)
+        actual = file_digests(target, set(entry.npm))  # npm dependencies: not the bundle's
         if tree_hash(actual) == entry.integrity:
             results.append(VerifyResult(name, "ok"))
             continue

@@ -109,8 +109,12 @@ class Store:
         return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"))
 
     def ensure(self, spec: GitSpec, commit: str, *, offline: bool,
-               progress: Progress | None = None) -> StoredPackage:
-        """The stored tree of ``commit``, fetching it once (under the store lock) when missing."""
+               progress: Progress | None = None,
+               check: Callable[[Path], None] | None = None) -> StoredPackage:
+        """The stored tree of ``commit``, fetching it once (under the store lock) when missing.
+
+        ``check`` inspects the fetched tree in scratch space before it enters the store (size
+        limits, package rules): a refused package never reaches the store."""
         stored = self.get(commit)
         if stored:
             return stored
@@ -126,15 +130,18 @@ class Store:
             # Fetches only run under the store lock, so any scratch left here is a killed run's.
             for stale in (self.root / "tmp").glob("fetch-*"):
                 shutil.rmtree(stale, ignore_errors=True)
-            return self._fetch(spec.url, commit)
+            return self._fetch(spec.url, commit, check)
 
-    def _fetch(self, url: str, commit: str) -> StoredPackage:
+    def _fetch(self, url: str, commit: str,
+               check: Callable[[Path], None] | None = None) -> StoredPackage:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=self.root / "tmp"))
         try:
             shallow = gitmod.fetch_commit(self.git, url, commit, scratch / "repo.git")
             gitmod.export_tree(self.git, scratch / "repo.git", commit, scratch / "tree")
             files = file_digests(scratch / "tree")
+            if check:
+                check(scratch / "tree")
             self.packages.mkdir(parents=True, exist_ok=True)
             final = self.packages / commit
             if final.exists():  # an interrupted earlier fetch left a tree without metadata

@@ -26,7 +26,7 @@ from dshctl.bundles.tree import copy_tree, remove_tree
 from dshctl.core.fsutil import atomic_write, file_lock
 from dshctl.errors import DshctlError
 
-STEPS = ("resolve", "fetch", "inspect", "stage", "place", "manifest", "lockfile", "commit")
+STEPS = ("resolve", "fetch", "inspect", "dependencies", "stage", "place", "manifest", "lockfile", "commit")
 FAULT_ENV = "DSHCTL_FAULT_STEP"
 JOURNAL = "journal.jsonl"
 
@@ -120,16 +120,28 @@ class Transaction:
     # -- changes, each with its inverse ------------------------------------------------------
 
     def make_dirs(self, path: Path) -> None:
-        """Create ``path`` and missing parents; the undo removes only what was created here."""
+        """Create ``path`` and missing parents; the undo removes only what this run created.
+
+        Directories above the profile (``profiles/``) are shared with concurrent runs on other
+        profiles: they are created without an undo (never removed by a rollback), and a directory
+        another process creates first is simply used (no check-then-create race)."""
+        shared = self.dir.parent
+        if not path.is_relative_to(shared) or path == shared:
+            path.mkdir(parents=True, exist_ok=True)
+            return
+        shared.mkdir(parents=True, exist_ok=True)
         missing = []
         p = path
-        while not p.exists():
+        while p != shared and not p.exists():
             missing.append(p)
             p = p.parent
         for d in reversed(missing):
             self.faults.before_write(f"mkdir {d}")
             self._log({"op": "rmdir", "path": str(d)})
-            d.mkdir()
+            try:
+                d.mkdir()
+            except FileExistsError:
+                self._undo.pop()  # made by someone else meanwhile: not ours to remove
 
     def stage_copy(self, src: Path, key: str) -> Path:
         dest = self.stage / "new" / key

@@ -7,8 +7,10 @@ import shutil
 from pathlib import Path
 
 
-def file_digests(root: Path) -> dict[str, str]:
+def file_digests(root: Path, skip: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
     """``relative path -> digest`` for every file and link under ``root`` (links are never followed).
+
+    ``skip`` holds relative directory paths left out (a bundle's placed npm dependencies).
 
     A file's digest is ``x:``/``f:`` (executable or not) plus the sha256 of its bytes; a link's is
     ``l:`` plus its target.
@@ -19,6 +21,10 @@ def file_digests(root: Path) -> dict[str, str]:
         for name in dirnames + filenames:
             path = base / name
             rel = path.relative_to(root).as_posix()
+            if rel in skip:
+                if name in dirnames:
+                    dirnames.remove(name)
+                continue
             if path.is_symlink():
                 out[rel] = "l:" + os.readlink(path)
                 if name in dirnames:

@@ -25,6 +25,18 @@ ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Install despite incompatible dsh/Cordis ranges (the lock records it).")]
 PlainOpt = Annotated[bool, typer.Option(
     "--allow-plain", help="Install a package without dsh.bundle as a plain dependency.")]
+MaxPackageOpt = Annotated[float, typer.Option(
+    "--max-package-mb", help="Refuse a package (bundle or npm) unpacking to more than this.")]
+MaxFilesOpt = Annotated[int, typer.Option("--max-files", help="Refuse a package with more files.")]
+MaxFileOpt = Annotated[float, typer.Option(
+    "--max-file-mb", help="Refuse a package holding a larger file.")]
+
+
+def _limits(max_package_mb: float, max_files: int, max_file_mb: float):
+    from dshctl.bundles.limits import MB, Limits
+
+    return Limits(total_bytes=int(max_package_mb * MB), files=max_files,
+                  file_bytes=int(max_file_mb * MB))
 
 
 def register(app: typer.Typer) -> None:
@@ -44,15 +56,32 @@ def register(app: typer.Typer) -> None:
 
 @contextlib.contextmanager
 def _progress():
-    """A spinner on stderr while fetching (only on a terminal); plain lines otherwise."""
+    """The phase on stderr: a live status line on a terminal, one plain line per phase when piped
+    (download counts at most every few seconds). Ctrl-C says what was rolled back."""
+    import time
+
     from dshctl.cli.common import err_console
 
     con = err_console()
-    if not con.is_terminal:
-        yield lambda message: None
-        return
-    with con.status("resolving…") as status:
-        yield lambda message: status.update(message)
+    try:
+        if not con.is_terminal:
+            last = {"phase": None, "at": 0.0}
+
+            def line(message: str) -> None:
+                phase = "".join(ch for ch in message if not ch.isdigit())
+                now = time.monotonic()
+                if phase != last["phase"] or now - last["at"] > 3:
+                    sys.stderr.write(message + "\n")
+                    sys.stderr.flush()
+                    last.update(phase=phase, at=now)
+            yield line
+            return
+        with con.status("resolving…") as status:
+            yield lambda message: status.update(message)
+    except KeyboardInterrupt:
+        sys.stderr.write("dshctl: interrupted: every change this run made to the profile was "
+                         "rolled back (the store keeps only complete, checked packages)\n")
+        raise
 
 
 def _installer(ctx, home, profile, **flags):
@@ -73,17 +102,24 @@ def _summary(outcome, fmt: str, preview: dict | None = None) -> None:
         return
     for warning in outcome.warnings:
         sys.stderr.write(warning + "\n")
+    for note in outcome.notes:
+        sys.stderr.write(f"note: {note}\n")
+    if outcome.scripts:
+        sys.stderr.write("note: install scripts were not run (dshctl runs no package code):\n")
+        for line in outcome.scripts:
+            sys.stderr.write(f"  {line}\n")
     if outcome.initialized and not outcome.dry_run:
         sys.stdout.write(f"initialized profile {outcome.profile} at {outcome.directory}\n")
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-    for column in ("name", "version", "commit", "layer", "action"):
+    for column in ("name", "version", "commit", "layer", "npm deps", "action"):
         table.add_column(column)
     for c in outcome.changes:
         layer = str(c.position) if c.position else ("plain" if not c.bundle else "-")
         action = c.action + (" (forced)" if c.forced else "")
-        table.add_row(c.name, c.version or "-", (c.commit or c.old_commit or "-")[:12], layer, action)
+        table.add_row(c.name, c.version or "-", (c.commit or c.old_commit or "-")[:12], layer,
+                      str(c.npm_packages), action)
     con = console()
     con.print(table)
     if outcome.dry_run:
@@ -115,13 +151,16 @@ def add(ctx: typer.Context,
         specs: Annotated[List[str], typer.Argument(help="Git sources: URL, github:o/r, path; #ref.")],
         offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
         allow_plain: PlainOpt = False, fmt: FormatOpt = "text",
-        home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Add bundles from git sources; appends them to dsh.profile.bundles."""
+        home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
+        max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
+    """Add bundles from git sources (and their npm dependencies); appends them to
+    dsh.profile.bundles."""
     from dshctl.cli.common import check_format
 
     check_format(fmt)
     _st, installer = _installer(ctx, home, profile, offline=offline, dry_run=dry_run, force=force,
-                                allow_plain=allow_plain)
+                                allow_plain=allow_plain,
+                                limits=_limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         outcome = installer.add(list(specs))
@@ -143,13 +182,17 @@ def remove(ctx: typer.Context,
 def update(ctx: typer.Context,
            names: Annotated[Optional[List[str]], typer.Argument(help="Packages (default: all).")] = None,
            offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
-           fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Move packages to what their refs point at now; shows the composed change first."""
+           fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None,
+           max_package_mb: MaxPackageOpt = 256, max_files: MaxFilesOpt = 50_000,
+           max_file_mb: MaxFileOpt = 128) -> None:
+    """Move packages to what their refs point at now and re-resolve their npm ranges; shows the
+    composed change first."""
     from dshctl.bundles.preview import update_preview
     from dshctl.cli.common import check_format
 
     check_format(fmt)
-    st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force)
+    st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force,
+                               limits=_limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         planned = installer.update(list(names or []))
@@ -166,12 +209,14 @@ def update(ctx: typer.Context,
 
 
 def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "text",
-            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Re-create exactly the locked state in node_modules."""
+            home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
+            max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
+    """Re-create exactly the locked state in node_modules (npm dependencies from the store)."""
     from dshctl.cli.common import check_format
 
     check_format(fmt)
-    _st, installer = _installer(ctx, home, profile, offline=offline)
+    _st, installer = _installer(ctx, home, profile, offline=offline,
+                                limits=_limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         outcome = installer.install()

@@ -177,3 +177,57 @@ def snapshot(directory: Path) -> dict | None:
         else:
             out[rel] = ("file", path.read_bytes(), path.stat().st_mode & 0o777)
     return out
+
+
+# -- npm: a registry on 127.0.0.1 ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def npm_server():
+    from .npm_registry import Registry, Server
+    from .npm_universe import build
+
+    server = Server(Registry())
+    build(server.registry)
+    try:
+        yield server.registry
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def npm_env(npm_server, tmp_path, monkeypatch):
+    """The test registry as npm_config_registry; no user .npmrc; behaviours reset afterwards."""
+    user = tmp_path / "user-home"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    for key in list(os.environ):
+        if key.lower().startswith("npm_config_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("npm_config_registry", npm_server.url)
+    monkeypatch.setenv("npm_config_fetch_retries", "1")
+    npm_server.behaviour.clear()
+    npm_server.requests.clear()
+    yield npm_server
+    npm_server.behaviour.clear()
+
+
+def npm_bundle(repos, name: str, deps: dict[str, str], **extra) -> "SourceRepo":
+    src = repos(name)
+    src.commit({"package.json": bundle_manifest(name, dependencies=deps, **extra),
+                "cordis.patch.yml": PATCH.format(row=name, greeting="hi")}, name)
+    return src
+
+
+def installed_packages(bundle_dir: Path) -> set[tuple[str, str]]:
+    """(name, version) of every package under ``bundle_dir/node_modules``, at any depth."""
+    out = set()
+    for pj in bundle_dir.glob("node_modules/**/package.json"):
+        rel = pj.relative_to(bundle_dir).parts
+        # node_modules/<name>/package.json or node_modules/@s/<name>/package.json, nested any deep
+        parent = rel[:-1]
+        if len(parent) >= 2 and parent[-2] == "node_modules" or \
+                len(parent) >= 3 and parent[-3] == "node_modules" and parent[-2].startswith("@"):
+            data = json.loads(pj.read_text())
+            out.add((data["name"], data["version"]))
+    return out

@@ -13,6 +13,7 @@ import pytest
 
 from dshctl.bundles.install import Installer, Options
 from dshctl.bundles.transaction import FAULT_ENV, STEPS, InjectedFault
+from dshctl.errors import DshctlError
 from dshctl.bundles.tree import file_digests, tree_hash
 
 from .conftest import snapshot
@@ -198,4 +199,112 @@ def test_two_profiles_adding_the_same_commit_at_once_fetch_it_once(home, repos):
     assert sorted(p.name for p in packages.iterdir()) == sorted([commit, f"{commit}.json"])
     for name in ("p1", "p2"):
         assert (home / "profiles" / name / "node_modules/dsh-same/cordis.patch.yml").is_file()
+    store_consistent(home)
+
+
+# -- npm dependencies under the same transaction ------------------------------------------------
+
+
+def test_every_single_write_can_fail_when_adding_a_bundle_with_npm_dependencies(home, repos,
+                                                                                npm_env, tmp_path):
+    from .conftest import installed_packages, npm_bundle
+
+    a, _b = repos("a"), None
+    a.bundle("dsh-a", greeting="v1")
+    run(home, "add", [a.url + "#main"])
+    src = npm_bundle(repos, "dsh-npm", {"@scope/esm": "^1.0.0", "lib-c": "^1.0.0"})
+    writes = _fault_every_write(home, tmp_path / "w", lambda h, f: run(h, "add", [src.url], fault=f))
+    assert writes >= 3 * 3 + 4  # three store writes per npm package, then the profile's
+    done = tmp_path / "w" / f"run{writes + 1}"
+    assert ("lib-a", "1.2.3") in installed_packages(done / "profiles/web/node_modules/dsh-npm")
+
+
+def test_a_run_with_npm_dependencies_killed_at_any_write_is_rolled_back(home, repos, npm_env,
+                                                                       tmp_path):
+    from .conftest import npm_bundle
+
+    a = repos("a")
+    a.bundle("dsh-a", greeting="v1")
+    run(home, "add", [a.url + "#main"])
+    src = npm_bundle(repos, "dsh-npm", {"lib-b": "^1.0.0"})
+    before = snapshot(home / "profiles" / "web")
+    for n in range(1, 100):
+        copy = tmp_path / f"k{n}"
+        shutil.copytree(home, copy, symlinks=True)
+        status = _in_child(lambda: run(copy, "add", [src.url], fault=f"kill:{n}"))
+        if status == 0:
+            break
+        assert status == -signal.SIGKILL, status
+        Installer(copy, "web", Options(dry_run=True)).remove(["dsh-a"])  # any locked run recovers
+        assert snapshot(copy / "profiles" / "web") == before, f"not restored after kill at write {n}"
+        run(copy, "add", [src.url])
+        store_consistent(copy)
+    assert n > 5
+
+
+# -- found by an attack on plugin add (issue 16) --------------------------------------------------
+
+
+def test_a_shared_directory_made_by_another_run_between_check_and_create_is_used(home):
+    """Two profiles of a fresh home: the other run creates ``profiles/`` just before this one."""
+    from dshctl.bundles.transaction import Faults, Transaction
+
+    class OtherRunFirst(Faults):
+        def before_write(self, what):
+            super().before_write(what)
+            (home / "profiles").mkdir(exist_ok=True)  # the other process wins the race here
+
+    tx = Transaction(home, home / "profiles" / "p1", faults=OtherRunFirst())
+    with tx.running():
+        tx.make_dirs(home / "profiles" / "p1" / "node_modules")
+    assert (home / "profiles/p1/node_modules").is_dir()
+
+
+def test_a_rollback_never_removes_the_shared_profiles_directory(home):
+    """One run rolls back while the other, having seen ``profiles/``, creates its profile in it."""
+    from dshctl.bundles.transaction import Faults, Transaction
+
+    first = Transaction(home, home / "profiles" / "p1")
+    first.make_dirs(home / "profiles" / "p1")
+
+    class FirstRollsBackNow(Faults):
+        def before_write(self, what):
+            super().before_write(what)
+            first.rollback()
+
+    second = Transaction(home, home / "profiles" / "p2", faults=FirstRollsBackNow())
+    with second.running():
+        second.make_dirs(home / "profiles" / "p2" / "node_modules")  # FileNotFoundError before
+    assert (home / "profiles/p2/node_modules").is_dir() and not (home / "profiles/p1").exists()
+    shutil.rmtree(first.stage)
+
+
+def test_two_fresh_profiles_added_at_once_both_succeed(home, repos):
+    srcs = [repos(f"r{i}") for i in range(2)]
+    for i, src in enumerate(srcs):
+        src.bundle(f"dsh-r{i}")
+    env = {**os.environ, "DSH_HOME": str(home)}
+    for _round in range(3):
+        shutil.rmtree(home / "profiles", ignore_errors=True)
+        procs = [subprocess.Popen([sys.executable, "-m", "dshctl", "plugin", "--profile",
+                                   f"p{i}", "add", src.url], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE) for i, src in enumerate(srcs)]
+        results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+        assert [r[2] for r in results] == [0, 0], results
+
+
+def test_a_refused_package_never_reaches_the_store(home, repos):
+    plain, old = repos("plain"), repos("old")
+    c1 = plain.commit({"package.json": '{"name": "dsh-plain", "version": "1.0.0"}'})
+    c2 = old.commit({"package.json": json.dumps({
+        "name": "dsh-old", "version": "1.0.0", "engines": {"dsh": "<0.0.1"},
+        "dsh": {"bundle": {"patch": "p.yml"}}}), "p.yml": "[]\n"})
+    bad_name = repos("badname")
+    c3 = bad_name.commit({"package.json": '{"name": "../evil", "version": "1.0.0"}'})
+    for src in (plain, old, bad_name):
+        with pytest.raises(DshctlError):
+            run(home, "add", [src.url])
+    packages = home / ".dshctl/store/packages"
+    for commit in (c1, c2, c3):
+        assert not (packages / commit).exists() and not (packages / f"{commit}.json").exists()
     store_consistent(home)

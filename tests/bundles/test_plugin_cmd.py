@@ -208,3 +208,16 @@ def test_on_the_demo_home_next_to_an_unlocked_bundle(repos, tmp_path, capsys, mo
                        "--format", "json")
     change = json.loads(out)["changes"][0]
     assert code == 0 and (change["action"], change["bundle"]) == ("removed", True)
+
+
+@pytest.mark.parametrize("bad", ["../../../../../X", "/etc/passwd", "..", "node_modules"])
+@pytest.mark.parametrize("verb", ["add", "remove", "update", "install"])
+def test_a_bad_profile_name_is_refused_before_anything_is_written(home, repos, capsys, tmp_path,
+                                                                  bad, verb):
+    src = repos("one")
+    src.bundle("dsh-one")
+    outside = snapshot(tmp_path)
+    args = {"add": [src.url], "remove": ["dsh-one"], "update": [], "install": []}[verb]
+    code, _out, err = cli(capsys, "plugin", "--profile", bad, verb, *args)
+    assert code == 1 and "invalid profile name" in err and "Traceback" not in err
+    assert snapshot(tmp_path) == outside  # no lock file outside the home, no directory inside it

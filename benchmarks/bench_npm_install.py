@@ -1,0 +1,139 @@
+"""`dshctl plugin add` of a bundle with 20 npm dependencies, side by side with `pnpm add` (what
+`dsh plugin add` runs), against the same registry on 127.0.0.1. Run on demand:
+
+    .venv/bin/python benchmarks/bench_npm_install.py [--rounds 3]
+
+pnpm is installed with npm into a scratch directory (never by the suite). Cold: a fresh home / a
+fresh pnpm store and cache. Warm: a new profile (project) with the store (and pnpm's metadata
+cache) left by the cold run. CPU is user+sys of the whole process tree (RUSAGE_CHILDREN), wall is
+time to exit. Targets (issue 16): dshctl CPU <= 1/3 of pnpm's and wall below pnpm's, cold and warm.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bundles.npm_registry import Registry, Server  # noqa: E402
+
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+       "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid",
+       "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+POOL = [f"util-{c}" for c in "abcdefghijkl"]
+
+
+def build_registry(reg: Registry) -> dict[str, str]:
+    rnd = random.Random(20)
+    for i, name in enumerate(POOL):
+        for v in ("1.0.0", "1.1.0", "2.0.0"):
+            later = POOL[i + 1:i + 3]
+            reg.add(name, v, deps={d: rnd.choice(["^1.0.0", "^2.0.0", "*"]) for d in later[:rnd.randint(0, 2)]},
+                    files={f"lib/f{k}.js": f"module.exports = {k};\n" * 40 for k in range(8)})
+    deps = {}
+    for i in range(20):
+        name = f"bench-dep-{i:02d}" if i % 4 else f"@bench/dep-{i:02d}"
+        for v in ("1.0.0", "1.1.0", "1.2.0"):
+            reg.add(name, v, deps={d: "^1.0.0" for d in rnd.sample(POOL, 2)}, esm=i % 2 == 0,
+                    files={f"dist/m{k}.js": f"export const v{k} = {k};\n" * 60 for k in range(12)})
+        deps[name] = "^1.0.0"
+    return deps
+
+
+def bundle_repo(base: Path, deps: dict[str, str]) -> str:
+    work = base / "dsh-bench"
+    work.mkdir(parents=True)
+    (work / "package.json").write_text(json.dumps(
+        {"name": "dsh-bench", "version": "1.0.0", "dsh": {"bundle": {"patch": "cordis.patch.yml"}},
+         "dependencies": deps}, indent=2))
+    (work / "cordis.patch.yml").write_text("- insert:\n    - id: bench\n      name: bench\n")
+    for cmd in (["init", "-q", "-b", "main", "."], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *cmd], cwd=work, env=ENV, check=True, capture_output=True)
+    return work.as_uri()
+
+
+def measure(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:4]} failed:\n{proc.stdout}\n{proc.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def install_pnpm(scratch: Path) -> Path:
+    subprocess.run(["npm", "install", "--silent", "--prefix", str(scratch), "pnpm"], check=True)
+    return scratch / "node_modules" / ".bin" / "pnpm"
+
+
+def run_dshctl(base: Path, url: str, registry: str, home: Path, profile: str):
+    env = {**ENV, "DSH_HOME": str(home), "npm_config_registry": registry, "HOME": str(base)}
+    return measure([sys.executable, "-m", "dshctl", "plugin", "--profile", profile, "add", url],
+                   base, env)
+
+
+def run_pnpm(pnpm: Path, base: Path, url: str, registry: str, store: Path, project: Path):
+    project.mkdir(parents=True)
+    (project / "package.json").write_text(json.dumps(
+        {"name": "dsh-profile-web", "private": True, "dependencies": {}}))
+    env = {**ENV, "HOME": str(base), "npm_config_registry": registry}
+    return measure([str(pnpm), "add", f"git+{url}", f"--registry={registry}",
+                    f"--store-dir={store / 'store'}", f"--cache-dir={store / 'cache'}",
+                    "--reporter=silent"], project, env)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-npm-"))
+    server = Server(Registry())
+    try:
+        deps = build_registry(server.registry)
+        url = bundle_repo(base, deps)
+        pnpm = install_pnpm(base / "pnpm-tool")
+        version = subprocess.run([str(pnpm), "--version"], capture_output=True, text=True).stdout
+        print(f"pnpm {version.strip()}, 20 npm dependencies, "
+              f"{len(server.registry.tarballs)} tarballs served, {args.rounds} rounds")
+        rows: dict[str, list[tuple[float, float]]] = {k: [] for k in (
+            "dshctl cold", "dshctl warm", "pnpm cold", "pnpm warm")}
+        for r in range(args.rounds):
+            home = base / f"home{r}"
+            rows["dshctl cold"].append(run_dshctl(base, url, server.registry.url, home, "web"))
+            rows["dshctl warm"].append(run_dshctl(base, url, server.registry.url, home, "second"))
+            store = base / f"pnpm-store{r}"
+            rows["pnpm cold"].append(run_pnpm(pnpm, base, url, server.registry.url, store,
+                                              base / f"proj{r}a"))
+            rows["pnpm warm"].append(run_pnpm(pnpm, base, url, server.registry.url, store,
+                                              base / f"proj{r}b"))
+        med = {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v))
+               for k, v in rows.items()}
+        print(f"{'':14} {'CPU s':>8} {'wall s':>8}")
+        for k, (cpu, wall) in med.items():
+            print(f"{k:14} {cpu:8.3f} {wall:8.3f}")
+        for phase in ("cold", "warm"):
+            d, p = med[f"dshctl {phase}"], med[f"pnpm {phase}"]
+            print(f"{phase}: dshctl/pnpm CPU {d[0] / p[0]:.2f} (target <= 0.33), "
+                  f"wall {d[1] / p[1]:.2f} (target < 1)")
+    finally:
+        server.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Where resolved packages go on disk: npm's hoisted ``node_modules`` rooted at the bundle.
+
+Each bundle gets its own tree, ``<profile>/node_modules/<bundle>/node_modules/…``, exactly as
+``npm install`` run inside the bundle's directory would lay it out. Node resolves ``require``,
+``import`` and ``exports`` maps by walking up ``node_modules`` directories from the importing file,
+so every package finds the version placed for it, and the profile's top-level ``node_modules`` stays
+what dsh expects there: the bundles themselves. The whole bundle directory, dependencies included,
+is built in the transaction's staging area and placed with one rename.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from dshctl.bundles.package import _valid_name
+
+_SEGMENT = re.compile(r"node_modules/((?:@[^/]+/)?[^/]+)")
+
+
+def check_path(path: str) -> bool:
+    """``node_modules/a(/node_modules/@s/b)*`` with valid package names: a lock file from anywhere
+    must not place a tree outside the bundle."""
+    pos, names = 0, []
+    while pos < len(path):
+        m = _SEGMENT.match(path, pos)
+        if not m or not _valid_name(m.group(1)):
+            return False
+        names.append(m.group(1))
+        pos = m.end()
+        if pos < len(path):
+            if path[pos] != "/":
+                return False
+            pos += 1
+    return bool(names) and not path.endswith("/")
+
+
+def name_of(path: str) -> str:
+    return _SEGMENT.findall(path)[-1]
+
+
+def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
+    """Copy each stored tree to ``bundle_dir/<path>``, shallow paths first."""
+    if trees:
+        vendored = bundle_dir / "node_modules"
+        if vendored.is_symlink() or vendored.is_file():
+            vendored.unlink()
+    for path in sorted(trees, key=lambda p: (p.count("/"), p)):
+        dest = bundle_dir / path
+        if os.path.lexists(dest):  # a vendored copy in the bundle's own tree: npm replaces it
+            shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(trees[path], dest, symlinks=True, copy_function=_link_or_copy)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """Hard links from the store, as pnpm does (no bytes copied; same filesystem as the store),
+    else a copy. Store files are never rewritten in place, so sharing them is safe for dshctl."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)

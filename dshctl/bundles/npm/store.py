@@ -1,0 +1,173 @@
+"""npm tarballs in the content-addressed store, keyed by integrity and shared by all profiles.
+
+    store/npm/tarballs/<algo>-<hex>.tgz   the tarball as the registry sent it (checked)
+    store/npm/trees/<algo>-<hex>/         its safe extraction
+    store/npm/trees/<algo>-<hex>.json     {"name", "version", "integrity", "scripts"}: written last
+
+A tarball is downloaded (in threads), checked against its integrity, extracted into scratch space
+and inspected there; only a package that passed every check is renamed into the store (under
+``store.lock``), so a refused package never reaches it. A tree counts once its ``.json`` exists.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dshctl.bundles.limits import Limits
+from dshctl.bundles.npm import integrity as sri
+from dshctl.bundles.npm.extract import extract
+from dshctl.bundles.npm.registry import FetchFailed, Registry
+from dshctl.bundles.npm.scripts import install_scripts
+from dshctl.bundles.transaction import Faults
+from dshctl.core.fsutil import file_lock
+from dshctl.errors import DshctlError
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One package to have in the store; ``needed_by`` names it in messages."""
+    name: str
+    version: str
+    resolved: str
+    integrity: str
+    needed_by: str
+
+
+@dataclass(frozen=True)
+class StoredTree:
+    path: Path
+    scripts: dict[str, str]
+
+
+class NpmStore:
+    def __init__(self, home: Path, faults: Faults | None = None, limits: Limits | None = None):
+        self.root = home / ".dshctl" / "store" / "npm"
+        self.lock_path = home / ".dshctl" / "store" / "store.lock"
+        self.faults = faults or Faults()
+        self.limits = limits or Limits()
+
+    def _key(self, want: Wanted) -> str:
+        try:
+            return sri.store_key(want.integrity)
+        except sri.IntegrityError as exc:
+            raise DshctlError(f"{want.name}@{want.version} needed by {want.needed_by}: {exc}",
+                              hint="the lock file or the registry metadata is damaged") from None
+
+    def get(self, want: Wanted) -> StoredTree | None:
+        key = self._key(want)
+        tree = self.root / "trees" / key
+        try:
+            meta = json.loads((self.root / "trees" / f"{key}.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return StoredTree(tree, meta.get("scripts") or {}) if tree.is_dir() else None
+
+    def ensure_all(self, wanted: list[Wanted], *, registry: Registry | None, offline: bool,
+                   progress: Callable[[str], None] | None = None) -> dict[str, StoredTree]:
+        """``integrity -> stored tree`` for every wanted package, downloading the missing ones."""
+        out: dict[str, StoredTree] = {}
+        missing: dict[str, Wanted] = {}
+        for want in wanted:
+            found = self.get(want)
+            if found:
+                out[want.integrity] = found
+            else:
+                missing.setdefault(want.integrity, want)
+        if not missing:
+            return out
+        if offline or registry is None:
+            want = next(iter(missing.values()))
+            raise DshctlError(f"offline: {want.name}@{want.version} needed by {want.needed_by} "
+                              f"is not in the store ({len(missing)} package(s) missing)",
+                              hint="run once without --offline to download it")
+        received = [0]
+
+        def sink(n: int) -> None:
+            received[0] += n
+
+        with file_lock(self.lock_path, timeout=600, what="the package store"):
+            self.clean_scratch()  # scratch only exists under the lock: a killed run's
+            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+            scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
+            try:
+                # Download, check and unpack in threads (network and file creation overlap);
+                # move into the store in order, in this thread (each move is a counted write).
+                with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
+                    jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
+                            for i, w in enumerate(missing.values())]
+                    for done, (want, job) in enumerate(jobs, 1):
+                        data, scripts = job.result()
+                        if progress:
+                            progress(f"downloaded {done}/{len(jobs)} npm packages "
+                                     f"({received[0] / 1024:.0f} KiB)")
+                        out[want.integrity] = self.get(want) or \
+                            self._add(want, data, scratch / str(done - 1), scripts)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return out
+
+    def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[bytes, dict]:
+        """Download, check the integrity, extract into scratch ``dest``: nothing in the store."""
+        what = f"{want.name}@{want.version} needed by {want.needed_by}"
+        try:
+            data = registry.tarball(want.resolved, sink)
+        except FetchFailed as exc:
+            raise DshctlError(f"{what}: tarball {_public(want.resolved)}: {exc}",
+                              hint="try again later, or check the registry settings") from None
+        try:
+            sri.check(data, want.integrity)
+        except (sri.IntegrityError, ValueError) as exc:
+            raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
+                              "or altered tarball; nothing was installed") from None
+        extract(data, dest, what=what, limits=self.limits)
+        return data, install_scripts(dest)
+
+    def _add(self, want: Wanted, data: bytes, unpacked: Path, scripts: dict) -> StoredTree:
+        key = self._key(want)
+        for sub in ("tarballs", "trees"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self.faults.before_write(f"store tarball {want.name}")
+        _write(self.root / "tarballs" / f"{key}.tgz", data)
+        final = self.root / "trees" / key
+        if final.exists():  # an interrupted earlier run left a tree without metadata
+            shutil.rmtree(final)
+        self.faults.before_write(f"store tree {want.name}")
+        unpacked.rename(final)
+        meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
+                "scripts": scripts}
+        self.faults.before_write(f"store metadata {want.name}")
+        _write(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
+        return StoredTree(final, scripts)
+
+    def clean_scratch(self) -> None:
+        """Remove scratch left by killed runs; call under the store lock."""
+        for stale in (self.root / "tmp").glob("npm-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Temp file + rename: a killed run leaves the old state or the new one, never a torn file.
+    Not fsynced (one fsync per package made installs I/O-bound): the store is a cache of
+    integrity-checked content, and the profile's own writes stay fsynced by the transaction."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _public(url: str) -> str:
+    """A URL without user:password, for messages and the lock."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+    return urlunsplit(parts)
+
+
+public_url = _public

@@ -1,0 +1,166 @@
+"""A real npm registry on 127.0.0.1 for the tests: packuments and tarballs the suite builds.
+
+``Registry.add`` builds a real ``.tgz`` (``package/`` prefix, as ``npm pack`` makes) and its
+packument entry with ``dist.integrity`` (sha512 SRI) and ``dist.shasum``. Misbehaviours are per
+package name: ``status`` (404, 401, 500 a number of times, …), ``stall`` (no answer for a while),
+``malformed`` (not JSON), ``token`` (401 without ``Authorization: Bearer <token>``).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import socket
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
+
+
+def entry_source(name: str, version: str, deps: list[str]) -> str:
+    """CommonJS that loads every dependency: requiring it proves Node resolves the whole tree."""
+    loads = ", ".join(f"{json.dumps(d)}: require({json.dumps(d)}).id" for d in deps)
+    return (f"module.exports = {{ id: {json.dumps(name + '@' + version)}, deps: {{{loads}}} }};\n")
+
+
+def make_tarball(files: dict[str, bytes | str], *, prefix: str = "package/",
+                 extra: list[tarfile.TarInfo] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for rel, data in sorted(files.items()):
+            raw = data.encode() if isinstance(data, str) else data
+            info = tarfile.TarInfo(prefix + rel)
+            info.size = len(raw)
+            info.mode = 0o644
+            info.mtime = 1700000000
+            tar.addfile(info, io.BytesIO(raw))
+        for info in extra or []:
+            tar.addfile(info, io.BytesIO(b"x" * info.size) if info.isfile() else None)
+    return buf.getvalue()
+
+
+@dataclass
+class Behaviour:
+    status: int | None = None
+    times: int = 10**9  # how many requests get ``status`` before the real answer
+    stall: float = 0.0
+    malformed: bool = False
+    token: str | None = None
+
+
+@dataclass
+class Registry:
+    packuments: dict[str, dict] = field(default_factory=dict)
+    tarballs: dict[str, bytes] = field(default_factory=dict)
+    behaviour: dict[str, Behaviour] = field(default_factory=dict)
+    requests: list[str] = field(default_factory=list)
+    url: str = ""
+
+    def add(self, name: str, version: str, *, deps: dict[str, str] | None = None,
+            optional: dict[str, str] | None = None, peers: dict[str, str] | None = None,
+            extra: dict | None = None, files: dict[str, str] | None = None,
+            tarball: bytes | None = None, integrity: str | None = None, latest: bool = False,
+            esm: bool = False) -> dict:
+        deps = dict(deps or {})
+        manifest = {"name": name, "version": version, "main": "index.js"}
+        if deps:
+            manifest["dependencies"] = deps
+        if optional:
+            manifest["optionalDependencies"] = optional
+        if peers:
+            manifest["peerDependencies"] = peers
+        body = {"index.js": entry_source(name, version, sorted(deps))}  # optionals may be absent
+        if esm:  # an exports map with import/require conditions
+            manifest["exports"] = {".": {"import": "./index.mjs", "require": "./index.js"},
+                                   "./package.json": "./package.json"}
+            body["index.mjs"] = (f"import cjs from './index.js';\nexport const id = cjs.id;\n"
+                                 "export default cjs;\n")
+        manifest.update(extra or {})
+        body.update(files or {})
+        body["package.json"] = json.dumps(manifest, indent=2)
+        data = tarball if tarball is not None else make_tarball(body)
+        file = f"{name.split('/')[-1]}-{version}.tgz"
+        path = f"/-/tarballs/{name}/{file}"
+        self.tarballs[path] = data
+        dist = {"tarball": self.url + path.lstrip("/"), "shasum": hashlib.sha1(data).hexdigest(),
+                "integrity": integrity or "sha512-" + base64.b64encode(
+                    hashlib.sha512(data).digest()).decode()}
+        doc = self.packuments.setdefault(name, {"name": name, "dist-tags": {}, "versions": {}})
+        doc["versions"][version] = {**manifest, "dist": dist}
+        tags = doc["dist-tags"]
+        if latest or "latest" not in tags or _newer(version, tags["latest"]):
+            tags["latest"] = version
+        return manifest
+
+
+def _newer(a: str, b: str) -> bool:
+    from dshctl.bundles.semver import Version
+
+    return Version.parse(a).key() > Version.parse(b).key()
+
+
+def _handler(reg: Registry):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def setup(self):
+            super().setup()  # headers and body are two writes: without this, Nagle + delayed ACK
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # add 40 ms
+
+        def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("content-type", ctype)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):  # noqa: N802 - http.server's name
+            path = unquote(self.path.split("?")[0])
+            reg.requests.append(path)
+            tar = path.startswith("/-/tarballs/")
+            name = path[len("/-/tarballs/"):].rsplit("/", 1)[0] if tar else path.strip("/")
+            name = name.split("/", 1)[1] if name.startswith("private/") else name
+            b = reg.behaviour.get(name)
+            if b is not None:
+                if b.stall:
+                    time.sleep(b.stall)  # bounded: the test sets a few seconds at most
+                if b.token and self.headers.get("authorization") != f"Bearer {b.token}":
+                    return self._send(401, b'{"error":"unauthorized"}')
+                if b.status and b.times > 0:
+                    b.times -= 1
+                    return self._send(b.status, b'{"error":"injected"}')
+                if b.malformed and not tar:
+                    return self._send(200, b'{"versions": [not json')
+            if tar:
+                data = reg.tarballs.get(path)
+                if data is None:
+                    return self._send(404, b"{}")
+                return self._send(200, data, "application/octet-stream")
+            doc = reg.packuments.get(name)
+            if doc is None:
+                return self._send(404, b'{"error":"not found"}')
+            return self._send(200, json.dumps(doc).encode())
+
+    return Handler
+
+
+class Server:
+    """Serves ``registry`` on 127.0.0.1 from a thread until ``close``."""
+
+    def __init__(self, registry: Registry):
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(registry))
+        self.httpd.daemon_threads = True
+        registry.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.registry = registry
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
