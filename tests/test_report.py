@@ -34,7 +34,9 @@ def test_text():
 
 
 def test_json():
-    assert json.loads(rendered("json")) == [
+    report = json.loads(rendered("json"))
+    assert (report["version"], report["summary"]) == (1, {"errors": 1, "warnings": 1, "infos": 1})
+    assert report["findings"] == [
         {"file": "a,b:c%.yml", "line": 2, "column": 1, "rule": "id-missing", "severity": "warning",
          "message": "first\nsecond", "hint": None, "json_path": "$[0]"},
         {"file": "dir/cordis.patch.yml", "line": 3, "column": 5, "rule": "schema", "severity": "error",
@@ -104,5 +106,6 @@ def test_unknown_format_is_a_usage_error():
 
 def test_empty_list():
     out = io.StringIO()
-    render([], "json", out)
-    assert out.getvalue() == "[]\n"
+    render([], "json", out, files=3)
+    assert json.loads(out.getvalue()) == {
+        "version": 1, "summary": {"files": 3, "errors": 0, "warnings": 0, "infos": 0}, "findings": []}

@@ -63,5 +63,5 @@ def to_sarif(diags: Sequence[Diagnostic]) -> dict:
     }
 
 
-def write(diags: Sequence[Diagnostic], stream: IO[str]) -> None:
+def write(diags: Sequence[Diagnostic], stream: IO[str], *, files: int | None = None) -> None:
     stream.write(json.dumps(to_sarif(diags), indent=2, ensure_ascii=False) + "\n")
