@@ -11,7 +11,7 @@ from dshctl.cli.app import main
 from dshctl.core import schemas
 from dshctl.core.data import schemas_dir
 
-NAMES = ["entry-list", "cordis.patch", "preset", "profile-manifest", "bundle-manifest"]
+NAMES = ["entry-list", "cordis.patch", "preset", "profile-manifest", "bundle-manifest", "settings"]
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
@@ -25,7 +25,7 @@ def test_list_json(capsys):
     code, out, _ = run(capsys, "schema", "list", "--format", "json")
     rows = json.loads(out)
     assert code == 0 and [r["name"] for r in rows] == NAMES
-    assert all(Path(r["path"]).is_file() and r["id"].endswith(".schema.json") for r in rows)
+    assert all(Path(r["path"]).is_file() and r["path"].endswith(".schema.json") for r in rows)
     assert "cordis" in rows[0]["aliases"] and "agent.cordis" in rows[0]["aliases"]
 
 
@@ -40,7 +40,7 @@ def test_list_text_is_plain_when_piped(capsys):
                                        ("profile", "profile-manifest.schema.json")])
 def test_show_and_path(capsys, name, file):
     code, out, _ = run(capsys, "schema", "show", name)
-    assert code == 0 and json.loads(out)["$id"].endswith(file)
+    assert code == 0 and json.loads(out) == json.loads((schemas_dir() / file).read_text())
     code, out, _ = run(capsys, "schema", "path", name)
     assert code == 0 and out == f"{schemas_dir() / file}\n"
 
@@ -50,7 +50,7 @@ def test_unknown_name_is_a_usage_error(capsys):
     assert code == 2
     assert err.splitlines() == ["dshctl: error: unknown schema 'nope'",
                                 "  hint: known schemas: entry-list, cordis.patch, preset, profile-manifest, "
-                                "bundle-manifest (run 'dshctl schema list')"]
+                                "bundle-manifest, settings (run 'dshctl schema list')"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -58,7 +58,7 @@ def test_schema_is_valid_2020_12_with_hover_text(name):
     schema = schemas.load_schema(name)
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"] and schema["title"] and schema["description"]
+    assert "$id" not in schema and schema["title"] and schema["description"]
 
     def walk(node, where):
         if isinstance(node, dict):

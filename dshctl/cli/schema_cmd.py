@@ -9,8 +9,9 @@ from typing_extensions import Annotated
 from dshctl.cli.common import FormatOpt, check_format, console, print_json
 
 NameArg = Annotated[str, typer.Argument(
-    help="Schema name: entry-list, cordis.patch, preset, profile-manifest, bundle-manifest "
-         "(aliases: cordis, agent.cordis, patch, profile, bundle, …).", show_default=False)]
+    help="Schema name: entry-list, cordis.patch, preset, profile-manifest, bundle-manifest, "
+         "settings (aliases: cordis, agent.cordis, patch, profile, bundle, …). "
+         "Example: dshctl schema show cordis.patch", show_default=False)]
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +31,7 @@ def list_schemas(fmt: FormatOpt = "text") -> None:
     rows = []
     for name in schemas.SCHEMAS:
         schema = schemas.load_schema(name)
-        rows.append({"name": name, "title": schema.get("title", ""), "id": schema.get("$id", ""),
+        rows.append({"name": name, "title": schema.get("title", ""),
                      "path": str(schemas.schema_path(name)),
                      "aliases": sorted(a for a, n in schemas.ALIASES.items() if n == name)})
     if fmt == "json":

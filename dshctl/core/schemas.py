@@ -25,6 +25,7 @@ SCHEMAS: dict[str, str] = {
     "preset": "preset.schema.json",
     "profile-manifest": "profile-manifest.schema.json",
     "bundle-manifest": "bundle-manifest.schema.json",
+    "settings": "settings.schema.json",
 }
 ALIASES: dict[str, str] = {
     "cordis": "entry-list", "cordis.yml": "entry-list", "agent.cordis": "entry-list",
@@ -32,6 +33,7 @@ ALIASES: dict[str, str] = {
     "patch": "cordis.patch", "cordis.patch.yml": "cordis.patch", "overlay": "cordis.patch",
     "preset.yml": "preset",
     "profile": "profile-manifest", "bundle": "bundle-manifest", "client": "bundle-manifest",
+    "settings.yaml": "settings",
 }
 
 RULE = "schema"
@@ -64,9 +66,12 @@ def _validator(name: str):
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    resources = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMAS]
+    # The schemas carry no $id (an editor would resolve relative $refs against it, and no URL is
+    # reachable offline): each is registered under its file name, which is what their $refs say.
+    resources = [(SCHEMAS[n], Resource.from_contents(load_schema(n))) for n in SCHEMAS]
     registry = Registry().with_resources(resources)
-    return Draft202012Validator(load_schema(canonical_name(name)), registry=registry)
+    root = canonical_name(name)
+    return Draft202012Validator({"$ref": SCHEMAS[root]}, registry=registry)
 
 
 def validate(value: Any, name: str, file: str) -> list[Diagnostic]:
