@@ -124,3 +124,59 @@ def test_client_manifest_needs_client_export():
     doc = load_json('{"name": "p", "dsh": {"client": {"platform": "web"}},\n "exports": {".": "./i.js"}}', "package.json")
     (d,) = schemas.validate(doc.value, "bundle-manifest", "package.json")
     assert (d.line, d.json_path, d.message) == (2, "$.exports", "missing required key './client'")
+
+
+def _strings(node, key=None):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _strings(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _strings(v, key)
+    elif isinstance(node, str):
+        yield key, node
+
+
+@pytest.mark.parametrize("file", sorted(p.name for p in schemas_dir().glob("*.schema.json")))
+def test_shipped_schemas_reference_no_url(file):
+    """No $id, every $ref a file beside it (or within it); the only URL is the $schema dialect id."""
+    schema = json.loads((schemas_dir() / file).read_text())
+    assert "$id" not in schema
+    for key, value in _strings(schema):
+        if key == "$ref":
+            target = value.split("#")[0]
+            assert target == "" or (schemas_dir() / target).is_file(), value
+        elif key == "$schema":
+            assert value == "https://json-schema.org/draft/2020-12/schema"
+        else:
+            assert "://" not in value, f"{file}: {key}: {value}"
+
+
+def test_export_writes_a_self_contained_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "schema", "export", "editor/schemas")
+    assert code == 0
+    dest = tmp_path / "editor" / "schemas"
+    written = sorted(Path(line).name for line in out.splitlines())
+    assert written == sorted([*schemas.SCHEMAS.values(), "lint-report.schema.json", "vscode-settings.json",
+                              "yaml-language-server.json"])
+    for name in schemas.SCHEMAS.values():
+        assert (dest / name).read_bytes() == (schemas_dir() / name).read_bytes()
+    # the copies validate on their own, resolving their relative $refs inside DIR only
+    from referencing import Registry, Resource
+    registry = Registry().with_resources(
+        [(p.name, Resource.from_contents(json.loads(p.read_text()))) for p in dest.glob("*.schema.json")])
+    validator = Draft202012Validator({"$ref": "cordis.patch.schema.json"}, registry=registry)
+    assert not list(validator.iter_errors([{"insert": [{"id": "a", "name": "b"}]}]))
+    assert list(validator.iter_errors([{"insert": [{"id": "a"}]}]))
+    vscode = json.loads((dest / "vscode-settings.json").read_text())
+    assert "./editor/schemas/entry-list.schema.json" in vscode["yaml.schemas"]
+    assert vscode["yaml.customTags"] == ["tag:yaml.org,2002:js scalar"]
+    assert vscode["json.schemas"] == [{"fileMatch": ["**/profiles/*/package.json"],
+                                      "url": "./editor/schemas/profile-manifest.schema.json"}]
+
+
+def test_lint_validates_without_the_editor_only_branch():
+    strict = schemas.for_lint(schemas.load_schema("entry-list"))["$defs"]["jsExpr"]
+    assert strict["type"] == "object" and strict["required"] == ["__jsExpr"] and "anyOf" not in strict
+    assert "x-dshctl-editor-only" not in json.dumps(schemas.for_lint(schemas.load_schema("cordis.patch")))

@@ -6,6 +6,8 @@ import sys
 import typer
 from typing_extensions import Annotated
 
+from pathlib import Path
+
 from dshctl.cli.common import FormatOpt, check_format, console, print_json
 
 NameArg = Annotated[str, typer.Argument(
@@ -20,6 +22,7 @@ def register(app: typer.Typer) -> None:
     group.command("list")(list_schemas)
     group.command("show")(show)
     group.command("path")(path)
+    group.command("export", epilog="Example: dshctl schema export .vscode/dshctl-schemas")(export)
     app.add_typer(group, name="schema")
 
 
@@ -48,7 +51,7 @@ def list_schemas(fmt: FormatOpt = "text") -> None:
 
 
 def show(name: NameArg) -> None:
-    """Print a schema's JSON."""
+    """Print a schema's JSON (e.g. dshctl schema show cordis.patch)."""
     from dshctl.core import schemas
 
     sys.stdout.write(schemas.schema_path(name).read_text(encoding="utf-8"))
@@ -59,3 +62,13 @@ def path(name: NameArg) -> None:
     from dshctl.core import schemas
 
     sys.stdout.write(f"{schemas.schema_path(name)}\n")
+
+
+def export(directory: Annotated[Path, typer.Argument(
+        help="Directory to write into (created if missing), e.g. .vscode/dshctl-schemas.",
+        show_default=False)]) -> None:
+    """Write every schema (relative $refs, no URLs) plus ready-to-paste editor settings into DIR."""
+    from dshctl.core.schema_export import export as export_schemas
+
+    for written in export_schemas(directory, Path.cwd()):
+        sys.stdout.write(f"{written}\n")

@@ -61,6 +61,32 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 
+EDITOR_ONLY = "x-dshctl-editor-only"
+
+
+def for_lint(node: Any) -> Any:
+    """``node`` without its editor-only branches (``anyOf`` items marked ``x-dshctl-editor-only``).
+
+    The shipped files let an editor, which sees ``!!js <expr>`` as a string, accept a string where dsh
+    takes ``!!js``; dshctl, which sees the tag, validates without that branch. A branch list left with
+    one item is folded into its parent, so the schema is exactly the strict one.
+    """
+    if isinstance(node, list):
+        return [for_lint(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: for_lint(v) for k, v in node.items() if k != EDITOR_ONLY}
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and any(isinstance(b, dict) and b.get(EDITOR_ONLY) for b in node["anyOf"]):
+        kept = [for_lint(b) for b in node["anyOf"] if not (isinstance(b, dict) and b.get(EDITOR_ONLY))]
+        del out["anyOf"]
+        if len(kept) == 1:
+            out = {**kept[0], **out}
+        else:
+            out["anyOf"] = kept
+    return out
+
+
 @lru_cache(maxsize=None)
 def _validator(name: str):
     from jsonschema import Draft202012Validator
@@ -68,7 +94,7 @@ def _validator(name: str):
 
     # The schemas carry no $id (an editor would resolve relative $refs against it, and no URL is
     # reachable offline): each is registered under its file name, which is what their $refs say.
-    resources = [(SCHEMAS[n], Resource.from_contents(load_schema(n))) for n in SCHEMAS]
+    resources = [(SCHEMAS[n], Resource.from_contents(for_lint(load_schema(n)))) for n in SCHEMAS]
     registry = Registry().with_resources(resources)
     root = canonical_name(name)
     return Draft202012Validator({"$ref": SCHEMAS[root]}, registry=registry)
