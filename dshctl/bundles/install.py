@@ -213,8 +213,10 @@ class Installer:
                 warnings.append(PLAIN_WARNING.format(name=info.name))
             if info.conflicts and not (self.opts.force or exact):
                 first = info.conflicts[0]
-                raise DshctlError(f"{info.name} is not compatible with this dshctl: "
-                                  f"{first.describe()}", loc=Loc(str(pkg.path / "package.json")),
+                # named by the spec the user typed: the store path means nothing to them
+                label = f"{info.name} {info.version}" if info.version else info.name
+                raise DshctlError(f"{spec.raw} ({label}) is not compatible with this "
+                                  f"dshctl: {first.describe()}",
                                   hint="pass --force to install it anyway (the lock records it)")
             plans.append(_Plan(spec, pkg, info, previous))
         names = [p.info.name for p in plans]

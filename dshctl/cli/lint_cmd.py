@@ -11,15 +11,13 @@ from typing_extensions import Annotated
 from dshctl.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 STDIN = "-"
-EPILOG = """Examples:
+EPILOG = """Example: dshctl lint .
 
-  dshctl lint .                                  # every dsh file under the current directory
+Example: dshctl lint --select schema,duplicate-id presets/
 
-  dshctl lint --select schema,duplicate-id presets/
+Example: dshctl lint --strict --format sarif .
 
-  dshctl lint --strict --format sarif . > dshctl.sarif
-
-  cat my.yml | dshctl lint - --kind cordis.patch --stdin-filename profiles/web/my.yml
+Example: dshctl lint - --kind cordis.patch --stdin-filename profiles/web/my.yml
 
 Config: the nearest .dshctl-lint.yaml (or pyproject.toml [tool.dshctl.lint]) above each file;
 see docs/cli.md."""

@@ -116,7 +116,10 @@ def add(ctx: typer.Context,
         offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
         allow_plain: PlainOpt = False, fmt: FormatOpt = "text",
         home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Add bundles from git sources; appends them to dsh.profile.bundles."""
+    """Add bundles from git sources; appends them to dsh.profile.bundles.
+
+    Example: dshctl plugin --profile web add github:owner/dsh-hello#v1.2.0
+    """
     from dshctl.cli.common import check_format
 
     check_format(fmt)
@@ -132,7 +135,10 @@ def remove(ctx: typer.Context,
            names: Annotated[List[str], typer.Argument(help="Package names to remove.")],
            dry_run: DryRunOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Remove packages: dependency, bundle layer, lock entry and node_modules copy."""
+    """Remove packages: dependency, bundle layer, lock entry and node_modules copy.
+
+    Example: dshctl plugin remove dsh-hello
+    """
     from dshctl.cli.common import check_format
 
     check_format(fmt)
@@ -144,7 +150,10 @@ def update(ctx: typer.Context,
            names: Annotated[Optional[List[str]], typer.Argument(help="Packages (default: all).")] = None,
            offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
            fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Move packages to what their refs point at now; shows the composed change first."""
+    """Move packages to what their refs point at now; shows the composed change first.
+
+    Example: dshctl plugin update dsh-hello --dry-run
+    """
     from dshctl.bundles.preview import update_preview
     from dshctl.cli.common import check_format
 
@@ -167,7 +176,10 @@ def update(ctx: typer.Context,
 
 def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Re-create exactly the locked state in node_modules."""
+    """Re-create exactly the locked state in node_modules.
+
+    Example: dshctl plugin --profile web install
+    """
     from dshctl.cli.common import check_format
 
     check_format(fmt)
@@ -180,7 +192,10 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
 def list_(ctx: typer.Context, fmt: FormatOpt = "text",
           home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Bundles in layer order, then plain dependencies."""
+    """Bundles in layer order, then plain dependencies.
+
+    Example: dshctl plugin list --format json
+    """
     from dshctl.bundles.query import list_packages
     from dshctl.cli.common import check_format, console, print_json
 
@@ -205,7 +220,10 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
 
 def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package name.")],
         fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Why a package is part of the profile."""
+    """Why a package is part of the profile.
+
+    Example: dshctl plugin why dsh-hello
+    """
     from dshctl.bundles.query import why as why_
     from dshctl.cli.common import check_format, print_json
 
@@ -222,7 +240,10 @@ def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package na
 
 def verify(ctx: typer.Context, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Check installed packages against the lock; exit 1 if any file was modified."""
+    """Check installed packages against the lock; exit 1 if any file was modified.
+
+    Example: dshctl plugin verify
+    """
     from dshctl.bundles.query import verify as verify_
     from dshctl.cli.common import check_format, print_json
 

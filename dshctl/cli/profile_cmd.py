@@ -72,7 +72,10 @@ def dump(
     home: HomeOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Print the composed rows as dsh's --dump-config does (yaml), or as JSON."""
+    """Print the composed rows as dsh's --dump-config does (yaml), or as JSON.
+
+    Example: dshctl --home ~/.dsh profile dump --format json
+    """
     from dshctl.cli.common import check_format
     from dshctl.core.compose import dumpcache
 
@@ -136,7 +139,10 @@ def explain(
     home: HomeOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Show every layer that touched a row or field, in order, with values and positions."""
+    """Show every layer that touched a row or field, in order, with values and positions.
+
+    Example: dshctl profile explain http.config.port
+    """
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.explain import explain as run_explain
@@ -164,7 +170,10 @@ def diff(
     home: HomeOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Semantic diff of two compositions keyed by row id."""
+    """Semantic diff of two compositions keyed by row id.
+
+    Example: dshctl profile diff web git:HEAD~1   (or: dshctl profile diff web dev)
+    """
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.diff import diff_rows
@@ -206,7 +215,10 @@ def list_profiles(
     bundle_root: BundleRootOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """List the profiles of the home: bundle count and whether each layer parses."""
+    """List the profiles of the home: bundle count and whether each layer parses.
+
+    Example: dshctl --home ~/.dsh profile list
+    """
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.profile_status import home_status
@@ -229,7 +241,10 @@ def init(
     fmt: TextFormatOpt = "text",
     home: HomeOpt = None,
 ) -> None:
-    """Create a profile: package.json with dsh.profile.bundles and an empty cordis.patch.yml."""
+    """Create a profile: package.json with dsh.profile.bundles and an empty cordis.patch.yml.
+
+    Example: dshctl profile init dev --from web
+    """
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.profile_status import init_profile
 

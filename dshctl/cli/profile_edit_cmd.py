@@ -60,7 +60,10 @@ def _parse_value(text: str):
 def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.")],
             home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Disable a row (writes `- id: ROW` / `disabled: true`)."""
+    """Disable a row (writes `- id: ROW` / `disabled: true`).
+
+    Example: dshctl --profile web profile disable llm-main
+    """
     from dshctl.core.compose.edit import set_disabled
 
     st = effective(ctx, home, profile)
@@ -70,7 +73,10 @@ def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.
 def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.")],
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Enable a row (writes `disabled: false`, which re-enables a row a lower layer disabled)."""
+    """Enable a row (writes `disabled: false`, which re-enables a row a lower layer disabled).
+
+    Example: dshctl profile enable llm-main
+    """
     from dshctl.core.compose.edit import set_disabled
 
     st = effective(ctx, home, profile)
@@ -82,7 +88,10 @@ def set_value(ctx: typer.Context,
               value: Annotated[str, typer.Argument(help="A YAML value: 9090, true, '{a: 1}', '!!js x'.")],
               home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
               home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Set a config field. dsh replaces config whole, so the complete config is written."""
+    """Set a config field. dsh replaces config whole, so the complete config is written.
+
+    Example: dshctl profile set http.config.port 9090   (or: dshctl profile set web.disabled '!!js process.env.CI')
+    """
     from dshctl.core.compose.edit import set_field
 
     st = effective(ctx, home, profile)
@@ -94,7 +103,10 @@ def unset_value(ctx: typer.Context,
                 target: Annotated[str, typer.Argument(help="ROW.config.a.b")],
                 home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
                 home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Remove a config field (the complete remaining config is written)."""
+    """Remove a config field (the complete remaining config is written).
+
+    Example: dshctl profile unset http.config.port
+    """
     from dshctl.core.compose.edit import set_field
 
     st = effective(ctx, home, profile)
@@ -107,7 +119,10 @@ def insert(ctx: typer.Context,
            into: Annotated[Optional[str], typer.Option("--into", help="A group row to insert into.")] = None,
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Insert rows at the top level or into a group (`- insert: [...]`)."""
+    """Insert rows at the top level or into a group (`- insert: [...]`).
+
+    Example: dshctl profile insert --file rows.yml --into tools
+    """
     from dshctl.core.yaml.dialect import load_file
     from dshctl.core.compose.edit import insert_rows
     from dshctl.core.yaml.nodes import to_plain

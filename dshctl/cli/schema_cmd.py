@@ -12,8 +12,8 @@ from dshctl.cli.common import FormatOpt, check_format, console, print_json
 
 NameArg = Annotated[str, typer.Argument(
     help="Schema name: entry-list, cordis.patch, preset, profile-manifest, bundle-manifest, "
-         "settings (aliases: cordis, agent.cordis, patch, profile, bundle, …). "
-         "Example: dshctl schema show cordis.patch", show_default=False)]
+         "settings (aliases: cordis, agent.cordis, patch, profile, bundle, …).",
+    show_default=False)]
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +27,10 @@ def register(app: typer.Typer) -> None:
 
 
 def list_schemas(fmt: FormatOpt = "text") -> None:
-    """List the schemas: name, title and file."""
+    """List the schemas: name, title and file.
+
+    Example: dshctl schema list --format json
+    """
     from dshctl.core import schemas
 
     check_format(fmt)
@@ -51,14 +54,20 @@ def list_schemas(fmt: FormatOpt = "text") -> None:
 
 
 def show(name: NameArg) -> None:
-    """Print a schema's JSON (e.g. dshctl schema show cordis.patch)."""
+    """Print a schema's JSON (e.g. dshctl schema show cordis.patch).
+
+    Example: dshctl schema show cordis.patch > cordis.patch.schema.json
+    """
     from dshctl.core import schemas
 
     sys.stdout.write(schemas.schema_path(name).read_text(encoding="utf-8"))
 
 
 def path(name: NameArg) -> None:
-    """Print the schema file's path (for `# yaml-language-server: $schema=<path>`)."""
+    """Print the schema file's path (for `# yaml-language-server: $schema=<path>`).
+
+    Example: dshctl schema path entry-list
+    """
     from dshctl.core import schemas
 
     sys.stdout.write(f"{schemas.schema_path(name)}\n")
@@ -67,7 +76,10 @@ def path(name: NameArg) -> None:
 def export(directory: Annotated[Path, typer.Argument(
         help="Directory to write into (created if missing), e.g. .vscode/dshctl-schemas.",
         show_default=False)]) -> None:
-    """Write every schema (relative $refs, no URLs) plus ready-to-paste editor settings into DIR."""
+    """Write every schema (relative $refs, no URLs) plus ready-to-paste editor settings into DIR.
+
+    Example: dshctl schema export .vscode/dshctl-schemas
+    """
     from dshctl.core.schema_export import export as export_schemas
 
     for written in export_schemas(directory, Path.cwd()):
