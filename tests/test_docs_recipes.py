@@ -37,7 +37,7 @@ def lint(*args: str, cwd: Path | None = None) -> list[tuple[str, str, int]]:
 
 
 def test_all_recipes_found():
-    assert set(CLI) == {"lint-config", "lint-pyproject", "disable-comments", "pre-commit"}
+    assert set(CLI) == {"lint-config", "lint-pyproject", "disable-comments", "pre-commit", "completion"}
     assert set(EDITORS) == {"export", "vscode-settings", "modeline"}
 
 
@@ -105,3 +105,11 @@ def test_modeline_recipe(tmp_path):
     p = tmp_path / "cordis.patch.yml"
     p.write_text(EDITORS["modeline"])
     assert lint(str(p)) == []
+
+
+def test_completion_recipe_prints_each_script():
+    shells = [line.split("completion ")[1].split(")")[0].split()[0] for line in CLI["completion"].splitlines()]
+    assert shells == ["bash", "zsh", "fish"]
+    for shell in shells:
+        proc = subprocess.run([str(DSHCTL), "completion", shell], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and "_DSHCTL_COMPLETE" in proc.stdout

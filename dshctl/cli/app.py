@@ -12,7 +12,7 @@ import typer
 from typing_extensions import Annotated
 
 from dshctl import __version__
-from dshctl.cli.common import State
+from dshctl.cli.common import State, complete_profiles
 from dshctl.core.home import resolve_home
 from dshctl.errors import EXIT_INTERNAL, EXIT_USAGE, DshctlError
 
@@ -46,7 +46,8 @@ app = typer.Typer(
 )
 
 # One module per command or group; each exposes register(app). See docs/architecture.md.
-COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd"]
+COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd",
+                   "completion_cmd"]
 
 
 def _version(value: bool) -> None:
@@ -60,7 +61,8 @@ def root(
     ctx: typer.Context,
     home: Annotated[Optional[Path], typer.Option(
         "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)] = None,
-    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile name.")] = "web",
+    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile name.",
+                                         autocompletion=complete_profiles)] = "web",
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")] = False,
     version: Annotated[Optional[bool], typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
@@ -104,6 +106,10 @@ def main(argv: list[str] | None = None) -> None:
     common.ARGV[:] = args
     debug = "--debug" in args
     _plain_help_under_no_color()
+    from dshctl.cli.completion_cmd import answer_completion_request
+
+    if answer_completion_request(app):  # the completion script calling back
+        sys.exit(0)
     try:
         code = app(args=args, prog_name="dshctl", standalone_mode=False)
     except DshctlError as err:

@@ -53,8 +53,27 @@ def effective(ctx: typer.Context, home: Optional[Path] = None, profile: Optional
 
 HomeOpt = Annotated[Optional[Path], typer.Option(
     "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)]
+def complete_profiles(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import profile_names
+
+    return profile_names(ctx, incomplete)
+
+
+def complete_rows(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import row_ids
+
+    return row_ids(ctx, incomplete)
+
+
+def complete_presets(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import preset_ids
+
+    return preset_ids(ctx, incomplete)
+
+
 ProfileOpt = Annotated[Optional[str], typer.Option(
-    "--profile", "-p", help="Profile name (default: web).", show_default=False)]
+    "--profile", "-p", help="Profile name (default: web).", show_default=False,
+    autocompletion=complete_profiles)]
 FormatOpt = Annotated[str, typer.Option(
     "--format", "-f", help="Output format: text or json.")]
 

@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import (FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective,
-                                print_json)
+from dshctl.cli.common import (FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, complete_presets,
+                               effective, print_json)
 from dshctl.errors import EXIT_FINDINGS, DshctlError
 
 RootOpt = Annotated[Optional[List[str]], typer.Option(
@@ -58,7 +58,8 @@ def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = Non
     print_broken(roster)
 
 
-def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id (its directory name), e.g. standard.")],
+def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id (its directory name), e.g. standard.",
+                                                            autocompletion=complete_presets)],
              home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
     """Show one preset: metadata, where it comes from, and its rows as a tree.
@@ -92,7 +93,8 @@ def _rows_of(preset):
     return doc.value if doc is not None and health.ok else None
 
 
-def cmd_path(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id, e.g. standard.")],
+def cmd_path(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id, e.g. standard.",
+                                                            autocompletion=complete_presets)],
              home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
     """Print the directory of the preset dsh would use for ID.
@@ -140,7 +142,8 @@ def cmd_new(ctx: typer.Context, new_id: Annotated[str, typer.Argument(metavar="I
 
 
 def cmd_lint(ctx: typer.Context,
-             targets: Annotated[Optional[List[str]], typer.Argument(metavar="[ID|PATH]...", help="Preset ids, preset directories or directories of presets (default: every root).")] = None,
+             targets: Annotated[Optional[List[str]], typer.Argument(metavar="[ID|PATH]...", help="Preset ids, preset directories or directories of presets (default: every root).",
+                 autocompletion=complete_presets)] = None,
              home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False,
              fmt: Annotated[str, typer.Option("--format", "-f", help="auto, text, json, sarif or github.")]

@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import HomeOpt, ProfileOpt, effective
+from dshctl.cli.common import HomeOpt, ProfileOpt, complete_rows, effective
 
 PatchOpt = Annotated[Optional[List[Path]], typer.Option(
     "--patch", help="An extra patch file applied last (repeatable, in order).", show_default=False)]
@@ -131,7 +131,8 @@ def _render_dump(comp, fmt: str) -> dict:
 
 def explain(
     ctx: typer.Context,
-    target: Annotated[str, typer.Argument(help="ROW-ID, or ROW-ID.config.a.b for one field.")],
+    target: Annotated[str, typer.Argument(help="ROW-ID, or ROW-ID.config.a.b for one field.",
+                                          autocompletion=complete_rows)],
     patch: PatchOpt = None,
     fmt: TextFormatOpt = "text",
     strict: StrictOpt = False,

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import HomeOpt, ProfileOpt, effective
+from dshctl.cli.common import HomeOpt, ProfileOpt, complete_rows, effective
 
 HomeLayerOpt = Annotated[bool, typer.Option(
     "--home-layer", help="Edit the home layer ($DSH_HOME/cordis.patch.yml) instead of the profile's.")]
@@ -57,7 +57,7 @@ def _parse_value(text: str):
     return None if doc.empty else to_plain(doc.value, js="keep")
 
 
-def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.")],
+def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id, e.g. llm-main.", autocompletion=complete_rows)],
             home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Disable a row (writes `- id: ROW` / `disabled: true`).
@@ -70,7 +70,7 @@ def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.
     _report(set_disabled(st.home, st.profile, row, True, home_layer=home_layer), fmt)
 
 
-def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.")],
+def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id, e.g. llm-main.", autocompletion=complete_rows)],
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Enable a row (writes `disabled: false`, which re-enables a row a lower layer disabled).
@@ -84,7 +84,7 @@ def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id."
 
 
 def set_value(ctx: typer.Context,
-              target: Annotated[str, typer.Argument(help="ROW.config.a.b (or ROW.<key>).")],
+              target: Annotated[str, typer.Argument(help="ROW.config.a.b (or ROW.<key>).", autocompletion=complete_rows)],
               value: Annotated[str, typer.Argument(help="A YAML value: 9090, true, '{a: 1}', '!!js x'.")],
               home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
               home: HomeOpt = None, profile: ProfileOpt = None) -> None:
@@ -100,7 +100,7 @@ def set_value(ctx: typer.Context,
 
 
 def unset_value(ctx: typer.Context,
-                target: Annotated[str, typer.Argument(help="ROW.config.a.b")],
+                target: Annotated[str, typer.Argument(help="ROW.config.a.b", autocompletion=complete_rows)],
                 home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
                 home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Remove a config field (the complete remaining config is written).
