@@ -145,6 +145,15 @@ def test_project_url_is_pyprojects_homepage():
     assert meta["project"]["urls"]["Homepage"] == PROJECT_URL
 
 
+def test_sarif_describes_findings_of_preset_lint_too():
+    out = io.StringIO()
+    render([Diagnostic("root", 0, 0, "preset-skipped", "warning", "skipped x")], "sarif", out)
+    run = valid_sarif(out.getvalue())["runs"][0]
+    rule = run["tool"]["driver"]["rules"][run["results"][0]["ruleIndex"]]
+    assert rule["id"] == "preset-skipped" and rule["helpUri"].endswith("/docs/presets.md")
+    assert {"shortDescription", "fullDescription", "help"} <= set(rule)
+
+
 def test_sarif_columns_are_utf16_after_non_ascii_text(tmp_path):
     """A real lint of a file with an astral character before the finding: SARIF's column is where an
     editor (UTF-16, like LSP and VS Code) shows the node; the text format keeps code points."""

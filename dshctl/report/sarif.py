@@ -41,6 +41,16 @@ def rule_descriptor(rule) -> dict:
             "defaultConfiguration": {"level": _LEVELS.get(rule.level, "warning")}}
 
 
+def other_descriptor(rule_id: str) -> dict:
+    """A finding from a checker outside the lint registry (``dshctl preset lint``'s root checks)."""
+    text = f"{rule_id}: reported by dshctl preset lint, which checks whole preset roots."
+    uri = f"{PROJECT_URL}/blob/main/docs/presets.md"
+    return {"id": rule_id, "name": rule_id, "shortDescription": {"text": text},
+            "fullDescription": {"text": text},
+            "help": {"text": f"{text} See {uri}.", "markdown": f"{text} See [presets.md]({uri})."},
+            "helpUri": uri}
+
+
 def _indent(text: str) -> str:
     return "".join(f"    {ln}\n" for ln in text.rstrip("\n").split("\n"))
 
@@ -74,16 +84,18 @@ def to_sarif(diags: Sequence[Diagnostic]) -> dict:
     from dshctl.lint import all_rules  # importing dshctl.lint registers the built-in rules
 
     rules = all_rules()
-    index = {r.id: i for i, r in enumerate(rules)}
+    descriptors = [rule_descriptor(r) for r in rules]
+    known = {r.id for r in rules}
+    descriptors += [other_descriptor(rid) for rid in sorted({d.rule for d in diags} - known)]
+    index = {d["id"]: i for i, d in enumerate(descriptors)}
     results = []
     for d in diags:
         text = d.message + (f" (hint: {d.hint})" if d.hint else "")
-        result = {"ruleId": d.rule, "level": _LEVELS.get(d.severity, "warning"), "message": {"text": text},
+        result = {"ruleId": d.rule, "ruleIndex": index[d.rule], "level": _LEVELS.get(d.severity, "warning"),
+                  "message": {"text": text},
                   "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(d.file)},
                                                       "region": _region(d)}}],
                   "properties": {"jsonPath": d.json_path}}
-        if d.rule in index:
-            result["ruleIndex"] = index[d.rule]
         results.append(result)
     _lines.cache_clear()
     return {
@@ -92,7 +104,7 @@ def to_sarif(diags: Sequence[Diagnostic]) -> dict:
         "runs": [{
             "tool": {"driver": {"name": "dshctl", "version": __version__, "semanticVersion": __version__,
                                 "informationUri": PROJECT_URL,
-                                "rules": [rule_descriptor(r) for r in rules]}},
+                                "rules": descriptors}},
             "columnKind": "utf16CodeUnits",
             "results": results,
         }],
