@@ -292,7 +292,7 @@ FAILING_ON_A_MISSING_HOME = [
     ("profile", "disable", "x"), ("profile", "set", "x.config.a", "1"), ("profile", "unset", "x.config.a"),
     ("profile", "enable", "x"), ("profile", "dump"), ("plugin", "remove", "x"),
     ("plugin", "add", "file:///nonexistent/repo.git"), ("preset", "new", "p", "--from", "nothing"),
-    ("status",), ("reload",),
+    ("status",), ("reload",), ("profile", "explain", "x"), ("host", "run", "--for", "1"),
 ]
 
 

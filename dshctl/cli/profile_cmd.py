@@ -160,9 +160,9 @@ def explain(
 
 def diff(
     ctx: typer.Context,
-    a: Annotated[str, typer.Argument(help="A profile name, or git:REV (the --profile at a revision of "
-                                          "the home).")],
-    b: Annotated[str, typer.Argument(help="The other side, same forms.")],
+    a: Annotated[str, typer.Argument(help="A profile name (e.g. web), or git:REV: the --profile as "
+                                          "committed at REV in the home's git repository (e.g. git:HEAD~1).")],
+    b: Annotated[str, typer.Argument(help="The other side, in the same forms (e.g. dev, or git:main).")],
     patch_a: Annotated[Optional[List[Path]], typer.Option("--patch-a", help="--patch for side A.")] = None,
     patch_b: Annotated[Optional[List[Path]], typer.Option("--patch-b", help="--patch for side B.")] = None,
     exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when the sides differ.")] = False,
