@@ -19,7 +19,7 @@ Example: dshctl lint --strict --format sarif .
 
 Example: dshctl lint - --kind cordis.patch --stdin-filename profiles/web/my.yml
 
-Config: the nearest .dshctl-lint.yaml (or pyproject.toml [tool.dshctl.lint]) above each file;
+Config: the nearest .dshctl-lint.yaml (or pyproject.toml with a tool.dshctl.lint table) above each file;
 see docs/cli.md."""
 
 
