@@ -6,3 +6,5 @@ layer may import; then ``core`` (pure) < ``runtime``/``lint``/``bundles`` < ``lo
 """
 
 __version__ = "0.1.0"
+# Where the project lives (pyproject's [project.urls] Homepage; SARIF's informationUri and helpUri).
+PROJECT_URL = "https://github.com/dshctl/dshctl"

@@ -145,7 +145,7 @@ FAULTS = {
     "profile": ("dshctl.core.compose.composition", "compose_profile", ["profile", "dump"]),
     "preset": ("dshctl.core.presets", "discover", ["preset", "list"]),
     "plugin": ("dshctl.bundles.query", "list_packages", ["plugin", "list"]),
-    "lint": ("dshctl.lint", "lint_paths", ["lint", str(DEMO_HOME)]),
+    "lint": ("dshctl.lint.pipeline", "run_lint", ["lint", str(DEMO_HOME)]),
     "schema": ("dshctl.core.schemas", "load_schema", ["schema", "list"]),
     "host": ("dshctl.host.runner", "run_host", ["host", "run", "--for", "1"]),
 }
@@ -284,3 +284,48 @@ def test_help_shows_every_group(capsys):
     code, out, _ = run_main(capsys, "--help")
     listed = {m.group(1) for m in re.finditer(r"^\W*(\w+)\s{2,}\S", out, re.MULTILINE)}
     assert code == 0 and {"profile", "preset", "plugin", "host", "schema", "lint"} <= listed
+
+
+# -- small things: nothing left behind, hints that can be pasted back --------------------------------
+
+FAILING_ON_A_MISSING_HOME = [
+    ("profile", "disable", "x"), ("profile", "set", "x.config.a", "1"), ("profile", "unset", "x.config.a"),
+    ("profile", "enable", "x"), ("profile", "dump"), ("plugin", "remove", "x"),
+    ("plugin", "add", "file:///nonexistent/repo.git"), ("preset", "new", "p", "--from", "nothing"),
+    ("status",), ("reload",), ("profile", "explain", "x"), ("host", "run", "--for", "1"),
+]
+
+
+@pytest.mark.parametrize("args", FAILING_ON_A_MISSING_HOME, ids=" ".join)
+def test_a_failed_command_on_a_missing_home_creates_nothing(capsys, tmp_path, args):
+    home = tmp_path / "nohome"
+    code, _, err = run_main(capsys, "--home", str(home), *args)
+    assert code != 0 and "Traceback" not in err
+    assert not home.exists()
+
+
+def test_hints_name_dshctl_and_repeat_the_home_and_profile_given(capsys, tmp_path):
+    home = tmp_path / "my home"
+    (home / "profiles").mkdir(parents=True)
+    code, _, err = run_main(capsys, "--home", str(home), "profile", "dump", "--profile", "dev")
+    quoted = f"'{home}'"
+    assert code == 1
+    assert err.splitlines() == [
+        f"dshctl: error: {home}/profiles/dev/package.json: profile \"dev\" does not exist; create it with "
+        f"'dshctl --home {quoted} plugin --profile dev add <package>'",
+        f"  hint: or run: dshctl --home {quoted} --profile dev profile init dev"]
+    code, _, err = run_main(capsys, "-p", "dev", "--home", str(home), "status")
+    assert code == 6 and err.splitlines()[-1] == f"  hint: start one with `dshctl --home {quoted} --profile dev host run`"
+    # without --home/--profile on the command line the hint stays as it was
+    code, _, err = run_main(capsys, "lint", str(tmp_path / "missing.yml"))
+    assert err.splitlines()[-1] == "  hint: pass files or directories that exist"
+
+
+def test_no_hint_in_the_sources_tells_the_user_to_run_dsh():
+    """dshctl's messages suggest dshctl commands; `dsh <command>` would send users to another tool."""
+    offenders = []
+    for path in (ROOT / "dshctl").rglob("*.py"):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"""['"`]dsh (plugin|profile|preset|host|lint|schema|reload|status)\b""", line):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == []

@@ -79,10 +79,11 @@ def test_parse_error_is_one_diagnostic_and_stops_other_rules(tmp_path, capsys):
     p = write(tmp_path, "cordis.patch.yml", "- id: a\n  id: b\n")
     code, out, _ = run(capsys, "lint", "--format", "json", str(p))
     assert code == 1
-    assert json.loads(out) == [{"file": str(p), "line": 2, "column": 3, "rule": "parse", "severity": "error",
-                                "message": "duplicated mapping key",
-                                "hint": "the key 'id' appears twice in this mapping; keep one",
-                                "json_path": "$"}]
+    assert json.loads(out) == {
+        "version": 1, "summary": {"files": 1, "errors": 1, "warnings": 0, "infos": 0},
+        "findings": [{"file": str(p), "line": 2, "column": 3, "rule": "parse", "severity": "error",
+                      "message": "duplicated mapping key",
+                      "hint": "the key 'id' appears twice in this mapping; keep one", "json_path": "$"}]}
 
 
 def test_empty_patch_file(tmp_path, capsys):
@@ -96,7 +97,7 @@ def test_duplicate_id_across_groups_and_js_position(tmp_path, capsys):
     p = write(tmp_path, "cordis.yml", "- id: x\n  name: a\n- id: g\n  name: cordis:group\n  group: true\n"
                                       "  config:\n    - id: x\n      name: b\n      inject: [!!js s]\n")
     code, out, _ = run(capsys, "lint", "-f", "json", str(p))
-    found = {(d["rule"], d["line"], d["column"]) for d in json.loads(out)}
+    found = {(d["rule"], d["line"], d["column"]) for d in json.loads(out)["findings"]}
     assert code == 1
     assert ("duplicate-id", 7, 11) in found and ("js-position", 9, 16) in found
 
@@ -105,7 +106,7 @@ def test_bom_package_json_still_validated(tmp_path, capsys):
     p = write(tmp_path, "package.json", b'\xef\xbb\xbf{"dsh": {"bundle": {}}}')
     code, out, _ = run(capsys, "lint", "-f", "json", str(p))
     assert code == 1
-    assert [(d["rule"], d["message"]) for d in json.loads(out)] == [
+    assert [(d["rule"], d["message"]) for d in json.loads(out)["findings"]] == [
         ("json-bom", "the file starts with a UTF-8 BOM, which dsh's JSON.parse rejects"),
         ("schema", "missing required key 'patch'")]
 
@@ -116,10 +117,14 @@ def test_plain_package_json_is_skipped_when_walking(tmp_path, capsys):
     assert code == 0 and err.startswith("0 file(s) checked")
 
 
-def test_unknown_kind_named_explicitly(tmp_path, capsys):
-    p = write(tmp_path, "settings.yaml", "a: 1\n")
-    code, out, _ = run(capsys, "lint", str(p))
-    assert code == 1 and out.startswith(f"{p}: error [file-kind] not a file kind dshctl lints")
+@pytest.mark.parametrize("name", ["pnpm-workspace.yaml", ".pre-commit-config.yaml", "settings.yaml"])
+def test_a_file_of_no_dsh_kind_named_explicitly_is_skipped_with_a_note(tmp_path, capsys, name):
+    p = write(tmp_path, name, "a: [1\n")  # not even valid YAML: it is never read
+    good = write(tmp_path, "cordis.patch.yml", "[]\n")
+    code, out, err = run(capsys, "lint", str(p), str(good))
+    assert (code, out) == (0, "")
+    assert err.splitlines() == [f"dshctl: note: {p}: not a dsh file kind; skipped (use --kind to lint it as one)",
+                                "1 file(s) checked: 0 error(s), 0 warning(s)"]
 
 
 def test_missing_path_and_bad_format(tmp_path, capsys):
@@ -140,6 +145,7 @@ def test_list_rules(capsys):
     assert listed["empty-file"]["bad"] == "# nothing here yet\n"
     code, out, _ = run(capsys, "lint", "--list-rules")
     assert code == 0 and "duplicate-id (error; cordis.patch, entry-list)" in out
+    assert listed["duplicate-id"]["level"] == listed["duplicate-id"]["default_level"] == "error"
 
 
 def test_installed_command_github_auto_and_sarif(tmp_path):

@@ -90,5 +90,5 @@ def test_cli_reports_js_findings(tmp_path):
             "(@x/web) at config.port: Number(process.env.PORT)") in plain.stdout
     as_json = subprocess.run([DSHCTL, "lint", "--format", "json", str(path)], capture_output=True,
                              text=True)
-    [diag] = [d for d in json.loads(as_json.stdout) if d["rule"] == "js-unsupported"]
+    [diag] = [d for d in json.loads(as_json.stdout)["findings"] if d["rule"] == "js-unsupported"]
     assert diag["json_path"] == "$[0].config.port" and diag["line"] == 4

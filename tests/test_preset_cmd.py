@@ -175,7 +175,7 @@ def test_new_that_fails_midway_leaves_nothing_behind(capsys, home, tmp_path):
     os.symlink(tmp_path / "does-not-exist", src / "skills" / "dangling.md")  # the copy fails here
     code, _, err = run(capsys, "--home", str(home), "preset", "new", "half", "--from", str(src))
     assert code == 1 and "cannot copy" in err and "dangling.md" in err
-    assert sorted(os.listdir(home / ".agent-presets")) == [".dshctl-presets.lock"]
+    assert sorted(os.listdir(home / ".agent-presets")) == [".dshctl"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,13 +184,13 @@ def test_new_that_fails_midway_leaves_nothing_behind(capsys, home, tmp_path):
 
 def test_shipped_presets_are_lint_clean(capsys, home):
     code, out, err = run(capsys, "--home", str(home), "preset", "lint", "--no-user-root", "-f", "json")
-    assert (code, json.loads(out)) == (0, []), err
+    assert (code, json.loads(out)["findings"]) == (0, []), err
 
 
 def test_lint_reports_health_metadata_skips_and_shadowing(capsys, home):
     code, out, _ = run(capsys, "--home", str(home), "preset", "lint", *ROOTS, "-f", "json")
     assert code == 1
-    diags = json.loads(out)
+    diags = json.loads(out)["findings"]
     rules = {d["rule"] for d in diags}
     assert {"preset-health", "preset-metadata", "preset-skipped", "preset-shadowed"} <= rules
     health = [d for d in diags if d["rule"] == "preset-health" and "nested-no-name" in d["file"]]
@@ -228,9 +228,9 @@ def test_lint_path_finds_missing_plugin_files_js_outside_the_subset_and_duplicat
 
 def test_lint_by_id_and_directory_of_presets(capsys, home):
     code, out, _ = run(capsys, "--home", str(home), "preset", "lint", "minimal", "-f", "json")
-    assert (code, json.loads(out)) == (0, [])
+    assert (code, json.loads(out)["findings"]) == (0, [])
     code, out, _ = run(capsys, "--home", str(home), "preset", "lint", str(FIXTURES / "system"), "-f", "json")
-    assert (code, json.loads(out)) == (0, [])
+    assert (code, json.loads(out)["findings"]) == (0, [])
     code, _, err = run(capsys, "--home", str(home), "preset", "lint", "no-such-preset")
     assert code == 1 and 'preset "no-such-preset" not found' in err
 
@@ -245,7 +245,7 @@ def test_lint_of_a_misnamed_preset_directory_or_a_stray_file(capsys, home, tmp_p
     d.mkdir()
     (d / "agent.cordis.yml").write_text("[]\n")
     code, out, _ = run(capsys, "--home", str(home), "preset", "lint", str(d), "-f", "json")
-    assert code == 1 and [x["rule"] for x in json.loads(out)] == ["preset-skipped"]
+    assert code == 1 and [x["rule"] for x in json.loads(out)["findings"]] == ["preset-skipped"]
     stray = tmp_path / "notes.txt"
     stray.write_text("x")
     code, _, err = run(capsys, "--home", str(home), "preset", "lint", str(stray))
@@ -272,7 +272,7 @@ def test_concurrent_new_with_the_same_id_creates_exactly_one(tmp_path):
         results = list(pool.map(attempt, range(4)))
     assert results.count(str(into / "racer")) == 1
     assert sum("refusing to overwrite" in r for r in results) == 3
-    assert sorted(os.listdir(into)) == [".dshctl-presets.lock", "racer"]
+    assert sorted(os.listdir(into)) == [".dshctl", "racer"]
     assert (into / "racer" / "plugin.py").read_text() == (FIXTURES / "user" / "personal" / "plugin.py").read_text()
 
 

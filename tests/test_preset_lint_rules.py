@@ -47,7 +47,7 @@ def test_lint_of_a_preset_root_reports_exactly_the_roster_reasons(capsys):
     assert len(expected) >= 9  # not-yaml, not-a-list, row and nested group variants, …
     code, out, _ = run(capsys, "lint", "-f", "json", str(FIXTURES / "user"))
     assert code == 1
-    assert health_findings(json.loads(out)) == expected
+    assert health_findings(json.loads(out)["findings"]) == expected
 
 
 def test_text_output_names_file_line_col_with_dsh_nested_group_text(capsys, tmp_path):

@@ -211,3 +211,12 @@ def test_json_output_of_an_edit(capsys, demo):
     code, out, _ = cli(capsys, "profile", "disable", "tools", "--home", str(demo), "-f", "json")
     data = json.loads(out)
     assert code == 0 and data["file"] == str(layer(demo)) and data["created"] is False
+
+
+def test_edits_keep_their_locks_under_dshctl_never_beside_the_layer(capsys, demo):
+    for args in (("profile", "disable", "tools"), ("profile", "enable", "tools", "--home-layer")):
+        code, _, err = cli(capsys, *args, "--home", str(demo))
+        assert code == 0, err
+    stray = [p for p in demo.rglob("*.lock") if ".dshctl" not in p.relative_to(demo).parts]
+    assert stray == []
+    assert sorted(p.name for p in (demo / ".dshctl" / "locks").iterdir()) == ["layer-home.lock", "layer-web.lock"]

@@ -59,7 +59,7 @@ def test_missing_profile(tmp_path):
     with pytest.raises(DshctlError) as exc:
         compose_profile(tmp_path, "nope")
     assert exc.value.message == ("profile \"nope\" does not exist; create it with "
-                                 "'dsh plugin --profile nope add <package>'")
+                                 "'dshctl plugin --profile nope add <package>'")
 
 
 def test_missing_bundles_key_means_no_bundle_layers(tmp_path):

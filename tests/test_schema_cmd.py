@@ -11,7 +11,7 @@ from dshctl.cli.app import main
 from dshctl.core import schemas
 from dshctl.core.data import schemas_dir
 
-NAMES = ["entry-list", "cordis.patch", "preset", "profile-manifest", "bundle-manifest"]
+NAMES = ["entry-list", "cordis.patch", "preset", "profile-manifest", "bundle-manifest", "settings"]
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
@@ -25,7 +25,7 @@ def test_list_json(capsys):
     code, out, _ = run(capsys, "schema", "list", "--format", "json")
     rows = json.loads(out)
     assert code == 0 and [r["name"] for r in rows] == NAMES
-    assert all(Path(r["path"]).is_file() and r["id"].endswith(".schema.json") for r in rows)
+    assert all(Path(r["path"]).is_file() and r["path"].endswith(".schema.json") for r in rows)
     assert "cordis" in rows[0]["aliases"] and "agent.cordis" in rows[0]["aliases"]
 
 
@@ -40,7 +40,7 @@ def test_list_text_is_plain_when_piped(capsys):
                                        ("profile", "profile-manifest.schema.json")])
 def test_show_and_path(capsys, name, file):
     code, out, _ = run(capsys, "schema", "show", name)
-    assert code == 0 and json.loads(out)["$id"].endswith(file)
+    assert code == 0 and json.loads(out) == json.loads((schemas_dir() / file).read_text())
     code, out, _ = run(capsys, "schema", "path", name)
     assert code == 0 and out == f"{schemas_dir() / file}\n"
 
@@ -50,7 +50,7 @@ def test_unknown_name_is_a_usage_error(capsys):
     assert code == 2
     assert err.splitlines() == ["dshctl: error: unknown schema 'nope'",
                                 "  hint: known schemas: entry-list, cordis.patch, preset, profile-manifest, "
-                                "bundle-manifest (run 'dshctl schema list')"]
+                                "bundle-manifest, settings (run 'dshctl schema list')"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -58,7 +58,7 @@ def test_schema_is_valid_2020_12_with_hover_text(name):
     schema = schemas.load_schema(name)
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"] and schema["title"] and schema["description"]
+    assert "$id" not in schema and schema["title"] and schema["description"]
 
     def walk(node, where):
         if isinstance(node, dict):
@@ -124,3 +124,59 @@ def test_client_manifest_needs_client_export():
     doc = load_json('{"name": "p", "dsh": {"client": {"platform": "web"}},\n "exports": {".": "./i.js"}}', "package.json")
     (d,) = schemas.validate(doc.value, "bundle-manifest", "package.json")
     assert (d.line, d.json_path, d.message) == (2, "$.exports", "missing required key './client'")
+
+
+def _strings(node, key=None):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _strings(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _strings(v, key)
+    elif isinstance(node, str):
+        yield key, node
+
+
+@pytest.mark.parametrize("file", sorted(p.name for p in schemas_dir().glob("*.schema.json")))
+def test_shipped_schemas_reference_no_url(file):
+    """No $id, every $ref a file beside it (or within it); the only URL is the $schema dialect id."""
+    schema = json.loads((schemas_dir() / file).read_text())
+    assert "$id" not in schema
+    for key, value in _strings(schema):
+        if key == "$ref":
+            target = value.split("#")[0]
+            assert target == "" or (schemas_dir() / target).is_file(), value
+        elif key == "$schema":
+            assert value == "https://json-schema.org/draft/2020-12/schema"
+        else:
+            assert "://" not in value, f"{file}: {key}: {value}"
+
+
+def test_export_writes_a_self_contained_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "schema", "export", "editor/schemas")
+    assert code == 0
+    dest = tmp_path / "editor" / "schemas"
+    written = sorted(Path(line).name for line in out.splitlines())
+    assert written == sorted([*schemas.SCHEMAS.values(), "lint-report.schema.json", "vscode-settings.json",
+                              "yaml-language-server.json"])
+    for name in schemas.SCHEMAS.values():
+        assert (dest / name).read_bytes() == (schemas_dir() / name).read_bytes()
+    # the copies validate on their own, resolving their relative $refs inside DIR only
+    from referencing import Registry, Resource
+    registry = Registry().with_resources(
+        [(p.name, Resource.from_contents(json.loads(p.read_text()))) for p in dest.glob("*.schema.json")])
+    validator = Draft202012Validator({"$ref": "cordis.patch.schema.json"}, registry=registry)
+    assert not list(validator.iter_errors([{"insert": [{"id": "a", "name": "b"}]}]))
+    assert list(validator.iter_errors([{"insert": [{"id": "a"}]}]))
+    vscode = json.loads((dest / "vscode-settings.json").read_text())
+    assert "./editor/schemas/entry-list.schema.json" in vscode["yaml.schemas"]
+    assert vscode["yaml.customTags"] == ["tag:yaml.org,2002:js scalar"]
+    assert vscode["json.schemas"] == [{"fileMatch": ["**/profiles/*/package.json"],
+                                      "url": "./editor/schemas/profile-manifest.schema.json"}]
+
+
+def test_lint_validates_without_the_editor_only_branch():
+    strict = schemas.for_lint(schemas.load_schema("entry-list"))["$defs"]["jsExpr"]
+    assert strict["type"] == "object" and strict["required"] == ["__jsExpr"] and "anyOf" not in strict
+    assert "x-dshctl-editor-only" not in json.dumps(schemas.for_lint(schemas.load_schema("cordis.patch")))

@@ -220,8 +220,10 @@ class Installer:
                               hint="pass --allow-plain to install it as a plain dependency")
         if info.conflicts and not (self.opts.force or exact):
             first = info.conflicts[0]
-            raise DshctlError(f"{info.name} is not compatible with this dshctl: "
-                              f"{first.describe()}", loc=Loc(str(tree / "package.json")),
+            # named by the spec the user typed: the store path means nothing to them
+            label = f"{info.name} {info.version}" if info.version else info.name
+            raise DshctlError(f"{spec.raw} ({label}) is not compatible with this dshctl: "
+                              f"{first.describe()}",
                               hint="pass --force to install it anyway (the lock records it)")
         return info
 

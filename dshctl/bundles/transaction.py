@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from dshctl.bundles.tree import copy_tree, remove_tree
-from dshctl.core.fsutil import atomic_write, file_lock
+from dshctl.core.fsutil import atomic_write, file_lock, home_lock_path
 from dshctl.errors import DshctlError
 
 STEPS = ("resolve", "fetch", "inspect", "dependencies", "stage", "place", "manifest", "lockfile", "commit")
@@ -58,7 +58,7 @@ class Faults:
 
 def profile_lock(home: Path, profile: str, *, timeout: float = 120.0):
     """Serializes every change to one profile. Kept outside the profile, which may not exist yet."""
-    return file_lock(home / ".dshctl" / "locks" / f"profile-{profile}.lock", timeout=timeout,
+    return file_lock(home_lock_path(home, f"profile-{profile}.lock"), timeout=timeout,
                      what=f"profile {profile}")
 
 

@@ -53,8 +53,27 @@ def effective(ctx: typer.Context, home: Optional[Path] = None, profile: Optional
 
 HomeOpt = Annotated[Optional[Path], typer.Option(
     "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)]
+def complete_profiles(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import profile_names
+
+    return profile_names(ctx, incomplete)
+
+
+def complete_rows(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import row_ids
+
+    return row_ids(ctx, incomplete)
+
+
+def complete_presets(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import preset_ids
+
+    return preset_ids(ctx, incomplete)
+
+
 ProfileOpt = Annotated[Optional[str], typer.Option(
-    "--profile", "-p", help="Profile name (default: web).", show_default=False)]
+    "--profile", "-p", help="Profile name (default: web).", show_default=False,
+    autocompletion=complete_profiles)]
 FormatOpt = Annotated[str, typer.Option(
     "--format", "-f", help="Output format: text or json.")]
 
@@ -70,6 +89,46 @@ def command_group(help_text: str) -> typer.Typer:
 
     _group_options.__doc__ = help_text
     return group
+
+
+# Commands whose hints get the user's --profile repeated (the rest do not take one).
+_PROFILE_COMMANDS = ("profile", "plugin", "host", "status", "reload")
+_COMMANDS = _PROFILE_COMMANDS + ("preset", "lint", "schema", "completion")
+
+
+ARGV: list[str] = []  # the command line main() runs (set there; hints repeat its options)
+
+
+def given_options(argv: list[str] | None = None) -> dict[str, str]:
+    """The ``--home``/``--profile`` values on the command line, wherever they were given."""
+    argv = ARGV if argv is None else argv
+    found: dict[str, str] = {}
+    for i, arg in enumerate(argv):
+        for name, flags in (("home", ("--home",)), ("profile", ("--profile", "-p"))):
+            if arg in flags and i + 1 < len(argv):
+                found[name] = argv[i + 1]
+            elif any(arg.startswith(f + "=") for f in flags if f.startswith("--")):
+                found[name] = arg.split("=", 1)[1]
+    return found
+
+
+def repeat_options(text: str, given: dict[str, str]) -> str:
+    """``text`` with every suggested ``dshctl <command>`` carrying the --home/--profile the user gave,
+    so a hint can be pasted back as it is."""
+    import re
+    import shlex
+
+    if not given or "dshctl " not in text:
+        return text
+
+    def add(m: re.Match) -> str:
+        command = m.group(1)
+        suggested = re.split(r"['`\n]", text[m.end():], maxsplit=1)[0]  # the rest of this command
+        extra = ["--home", shlex.quote(given["home"])] if "home" in given else []
+        if "profile" in given and command in _PROFILE_COMMANDS and "--profile" not in suggested:
+            extra += ["--profile", shlex.quote(given["profile"])]
+        return "dshctl " + " ".join(extra + [command])
+    return re.sub(r"\bdshctl (" + "|".join(_COMMANDS) + r")\b", add, text)
 
 
 def console() -> "Console":

@@ -17,8 +17,10 @@ def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Run a profile on dshctl's Python host.", no_args_is_help=True)
     group.command("run")(run)
     app.add_typer(group, name="host")
-    app.command("reload", help="Reload the running host's configuration and report per row.")(reload)
-    app.command("status", help="Show the running host's tree and how it compares to disk and last-good.")(status)
+    app.command("reload", help="Reload the running host's configuration and report per row.",
+                epilog="Example: dshctl --home ~/.dsh reload --format json")(reload)
+    app.command("status", help="Show the running host's tree and how it compares to disk and last-good.",
+                epilog="Example: dshctl --profile web status")(status)
 
 
 def run(
@@ -39,7 +41,10 @@ def run(
     apply_timeout: Annotated[float, typer.Option(
         "--apply-timeout", help="Seconds a plugin may take to start or stop before it counts as failed.")] = 30.0,
 ) -> None:
-    """Boot the composed profile and keep it running until Ctrl-C / SIGTERM, hot-reloading its user layers."""
+    """Boot the composed profile and keep it running until Ctrl-C / SIGTERM, hot-reloading its user layers.
+
+    Example: dshctl --home ~/.dsh --profile web host run
+    """
     import asyncio
 
     from dshctl.host.hostlog import HostLog
@@ -56,7 +61,10 @@ def run(
 def reload(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None,
            fmt: FormatOpt = "text") -> None:
     """Blocks until the reload is done. Exit 0 applied, 4 rejected (old tree kept), 5 applied then rolled
-    back, 6 no host."""
+    back, 6 no host.
+
+    Example: dshctl --home ~/.dsh reload --format json
+    """
     from dshctl.host.outcome import EXIT_CODES
 
     check_format(fmt)
@@ -74,7 +82,10 @@ def reload(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None,
 
 def status(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None,
            fmt: FormatOpt = "text") -> None:
-    """The running tree with fiber states, and running vs on disk vs last good. Exit 6 when no host runs."""
+    """The running tree with fiber states, and running vs on disk vs last good. Exit 6 when no host runs.
+
+    Example: dshctl --profile web status
+    """
     check_format(fmt)
     s = effective(ctx, home, profile)
     doc = _ask(s, {"op": "status"}, fmt)["status"]
@@ -100,6 +111,9 @@ def _ask(s, payload: dict, fmt: str) -> dict:
         if fmt == "json":
             from dshctl.cli.common import print_json
             print_json({"host": None, "rows": [], "last_reload": None, "error": err.message})
+        from dshctl.cli.common import given_options, repeat_options
+
+        hint = repeat_options(err.hint or "", given_options())
         sys.stderr.write(f"dshctl: {err.message} (profile {s.profile!r}, socket {path})\n"
-                         f"  hint: {err.hint}\n")
+                         f"  hint: {hint}\n")
         raise typer.Exit(EXIT_NO_HOST) from None

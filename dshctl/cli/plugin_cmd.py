@@ -154,7 +154,10 @@ def add(ctx: typer.Context,
         home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
         max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
     """Add bundles from git sources (and their npm dependencies); appends them to
-    dsh.profile.bundles."""
+    dsh.profile.bundles.
+
+    Example: dshctl plugin --profile web add github:owner/dsh-hello#v1.2.0
+    """
     from dshctl.cli.common import check_format
 
     check_format(fmt)
@@ -171,7 +174,10 @@ def remove(ctx: typer.Context,
            names: Annotated[List[str], typer.Argument(help="Package names to remove.")],
            dry_run: DryRunOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Remove packages: dependency, bundle layer, lock entry and node_modules copy."""
+    """Remove packages: dependency, bundle layer, lock entry and node_modules copy.
+
+    Example: dshctl plugin remove dsh-hello
+    """
     from dshctl.cli.common import check_format
 
     check_format(fmt)
@@ -186,7 +192,10 @@ def update(ctx: typer.Context,
            max_package_mb: MaxPackageOpt = 256, max_files: MaxFilesOpt = 50_000,
            max_file_mb: MaxFileOpt = 128) -> None:
     """Move packages to what their refs point at now and re-resolve their npm ranges; shows the
-    composed change first."""
+    composed change first.
+
+    Example: dshctl plugin update dsh-hello --dry-run
+    """
     from dshctl.bundles.preview import update_preview
     from dshctl.cli.common import check_format
 
@@ -211,7 +220,10 @@ def update(ctx: typer.Context,
 def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
             max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
-    """Re-create exactly the locked state in node_modules (npm dependencies from the store)."""
+    """Re-create exactly the locked state in node_modules (npm dependencies from the store).
+
+    Example: dshctl plugin --profile web install
+    """
     from dshctl.cli.common import check_format
 
     check_format(fmt)
@@ -225,7 +237,10 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
 def list_(ctx: typer.Context, fmt: FormatOpt = "text",
           home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Bundles in layer order, then plain dependencies."""
+    """Bundles in layer order, then plain dependencies.
+
+    Example: dshctl plugin list --format json
+    """
     from dshctl.bundles.query import list_packages
     from dshctl.cli.common import check_format, console, print_json
 
@@ -250,7 +265,10 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
 
 def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package name.")],
         fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Why a package is part of the profile."""
+    """Why a package is part of the profile.
+
+    Example: dshctl plugin why dsh-hello
+    """
     from dshctl.bundles.query import why as why_
     from dshctl.cli.common import check_format, print_json
 
@@ -267,7 +285,10 @@ def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package na
 
 def verify(ctx: typer.Context, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Check installed packages against the lock; exit 1 if any file was modified."""
+    """Check installed packages against the lock; exit 1 if any file was modified.
+
+    Example: dshctl plugin verify
+    """
     from dshctl.bundles.query import verify as verify_
     from dshctl.cli.common import check_format, print_json
 

@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import (FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective,
-                                print_json)
+from dshctl.cli.common import (FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, complete_presets,
+                               effective, print_json)
 from dshctl.errors import EXIT_FINDINGS, DshctlError
 
 RootOpt = Annotated[Optional[List[str]], typer.Option(
@@ -38,7 +38,10 @@ def _roster(ctx: typer.Context, home, profile, roots, no_user_root, *, strict: b
 
 def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
-    """List presets in roster order, with health and shadowing."""
+    """List presets in roster order, with health and shadowing.
+
+    Example: dshctl preset list --format json
+    """
     check_format(fmt)
     roster, _ = _roster(ctx, home, profile, root, no_user_root)
     if fmt == "json":
@@ -55,10 +58,14 @@ def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = Non
     print_broken(roster)
 
 
-def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID")],
+def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id (its directory name), e.g. standard.",
+                                                            autocompletion=complete_presets)],
              home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
-    """Show one preset: metadata, where it comes from, and its rows as a tree."""
+    """Show one preset: metadata, where it comes from, and its rows as a tree.
+
+    Example: dshctl preset show standard
+    """
     check_format(fmt)
     roster, _ = _roster(ctx, home, profile, root, no_user_root)
     preset = roster.require(preset_id)
@@ -86,10 +93,14 @@ def _rows_of(preset):
     return doc.value if doc is not None and health.ok else None
 
 
-def cmd_path(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID")],
+def cmd_path(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id, e.g. standard.",
+                                                            autocompletion=complete_presets)],
              home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
-    """Print the directory of the preset dsh would use for ID."""
+    """Print the directory of the preset dsh would use for ID.
+
+    Example: cd "$(dshctl preset path standard)"
+    """
     check_format(fmt)
     roster, _ = _roster(ctx, home, profile, root, no_user_root)
     preset = roster.require(preset_id)
@@ -99,14 +110,17 @@ def cmd_path(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metava
         typer.echo(str(preset.dir))
 
 
-def cmd_new(ctx: typer.Context, new_id: Annotated[str, typer.Argument(metavar="ID")],
+def cmd_new(ctx: typer.Context, new_id: Annotated[str, typer.Argument(metavar="ID", help="The new preset's id: lowercase letters, digits and -.")],
             source: Annotated[str, typer.Option("--from", help="Preset id or directory to copy.")],
             into: Annotated[Optional[Path], typer.Option(
                 "--into", help="Root to create it in (default: $DSH_HOME/.agent-presets).",
                 show_default=False)] = None,
             home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
             no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
-    """Create preset ID as a copy of SOURCE (copy-only authoring, as dsh does)."""
+    """Create preset ID as a copy of SOURCE (copy-only authoring, as dsh does).
+
+    Example: dshctl preset new reviewer --from standard
+    """
     check_format(fmt)
     from dshctl.core.presets import make_root, preset_at, user_root
     from dshctl.core.presets.authoring import copy_preset
@@ -128,12 +142,16 @@ def cmd_new(ctx: typer.Context, new_id: Annotated[str, typer.Argument(metavar="I
 
 
 def cmd_lint(ctx: typer.Context,
-             targets: Annotated[Optional[List[str]], typer.Argument(metavar="[ID|PATH]...")] = None,
+             targets: Annotated[Optional[List[str]], typer.Argument(metavar="[ID|PATH]...", help="Preset ids, preset directories or directories of presets (default: every root).",
+                 autocompletion=complete_presets)] = None,
              home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
              no_user_root: NoUserRootOpt = False,
              fmt: Annotated[str, typer.Option("--format", "-f", help="auto, text, json, sarif or github.")]
              = "auto") -> None:
-    """Lint presets: health, metadata, schema, duplicate ids, missing plugin files, !!js subset."""
+    """Lint presets: health, metadata, schema, duplicate ids, missing plugin files, !!js subset.
+
+    Example: dshctl preset lint reviewer ./my-presets
+    """
     from dshctl.core.diagnostics import has_errors
     from dshctl.core.presets.lint import lint_presets
     from dshctl.report import FORMATS, render

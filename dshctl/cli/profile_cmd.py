@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import HomeOpt, ProfileOpt, effective
+from dshctl.cli.common import HomeOpt, ProfileOpt, complete_rows, effective
 
 PatchOpt = Annotated[Optional[List[Path]], typer.Option(
     "--patch", help="An extra patch file applied last (repeatable, in order).", show_default=False)]
@@ -72,7 +72,10 @@ def dump(
     home: HomeOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Print the composed rows as dsh's --dump-config does (yaml), or as JSON."""
+    """Print the composed rows as dsh's --dump-config does (yaml), or as JSON.
+
+    Example: dshctl --home ~/.dsh profile dump --format json
+    """
     from dshctl.cli.common import check_format
     from dshctl.core.compose import dumpcache
 
@@ -128,7 +131,8 @@ def _render_dump(comp, fmt: str) -> dict:
 
 def explain(
     ctx: typer.Context,
-    target: Annotated[str, typer.Argument(help="ROW-ID, or ROW-ID.config.a.b for one field.")],
+    target: Annotated[str, typer.Argument(help="ROW-ID, or ROW-ID.config.a.b for one field.",
+                                          autocompletion=complete_rows)],
     patch: PatchOpt = None,
     fmt: TextFormatOpt = "text",
     strict: StrictOpt = False,
@@ -136,7 +140,10 @@ def explain(
     home: HomeOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Show every layer that touched a row or field, in order, with values and positions."""
+    """Show every layer that touched a row or field, in order, with values and positions.
+
+    Example: dshctl profile explain http.config.port
+    """
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.explain import explain as run_explain
@@ -153,9 +160,9 @@ def explain(
 
 def diff(
     ctx: typer.Context,
-    a: Annotated[str, typer.Argument(help="A profile name, or git:REV (the --profile at a revision of "
-                                          "the home).")],
-    b: Annotated[str, typer.Argument(help="The other side, same forms.")],
+    a: Annotated[str, typer.Argument(help="A profile name (e.g. web), or git:REV: the --profile as "
+                                          "committed at REV in the home's git repository (e.g. git:HEAD~1).")],
+    b: Annotated[str, typer.Argument(help="The other side, in the same forms (e.g. dev, or git:main).")],
     patch_a: Annotated[Optional[List[Path]], typer.Option("--patch-a", help="--patch for side A.")] = None,
     patch_b: Annotated[Optional[List[Path]], typer.Option("--patch-b", help="--patch for side B.")] = None,
     exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when the sides differ.")] = False,
@@ -164,7 +171,10 @@ def diff(
     home: HomeOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Semantic diff of two compositions keyed by row id."""
+    """Semantic diff of two compositions keyed by row id.
+
+    Example: dshctl profile diff web git:HEAD~1   (or: dshctl profile diff web dev)
+    """
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.diff import diff_rows
@@ -206,7 +216,10 @@ def list_profiles(
     bundle_root: BundleRootOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """List the profiles of the home: bundle count and whether each layer parses."""
+    """List the profiles of the home: bundle count and whether each layer parses.
+
+    Example: dshctl --home ~/.dsh profile list
+    """
     from dshctl.cli import profile_view
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.profile_status import home_status
@@ -229,7 +242,10 @@ def init(
     fmt: TextFormatOpt = "text",
     home: HomeOpt = None,
 ) -> None:
-    """Create a profile: package.json with dsh.profile.bundles and an empty cordis.patch.yml."""
+    """Create a profile: package.json with dsh.profile.bundles and an empty cordis.patch.yml.
+
+    Example: dshctl profile init dev --from web
+    """
     from dshctl.cli.common import check_format, print_json
     from dshctl.core.compose.profile_status import init_profile
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import HomeOpt, ProfileOpt, effective
+from dshctl.cli.common import HomeOpt, ProfileOpt, complete_rows, effective
 
 HomeLayerOpt = Annotated[bool, typer.Option(
     "--home-layer", help="Edit the home layer ($DSH_HOME/cordis.patch.yml) instead of the profile's.")]
@@ -57,20 +57,26 @@ def _parse_value(text: str):
     return None if doc.empty else to_plain(doc.value, js="keep")
 
 
-def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.")],
+def disable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id, e.g. llm-main.", autocompletion=complete_rows)],
             home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Disable a row (writes `- id: ROW` / `disabled: true`)."""
+    """Disable a row (writes `- id: ROW` / `disabled: true`).
+
+    Example: dshctl --profile web profile disable llm-main
+    """
     from dshctl.core.compose.edit import set_disabled
 
     st = effective(ctx, home, profile)
     _report(set_disabled(st.home, st.profile, row, True, home_layer=home_layer), fmt)
 
 
-def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id.")],
+def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id, e.g. llm-main.", autocompletion=complete_rows)],
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Enable a row (writes `disabled: false`, which re-enables a row a lower layer disabled)."""
+    """Enable a row (writes `disabled: false`, which re-enables a row a lower layer disabled).
+
+    Example: dshctl profile enable llm-main
+    """
     from dshctl.core.compose.edit import set_disabled
 
     st = effective(ctx, home, profile)
@@ -78,11 +84,14 @@ def enable(ctx: typer.Context, row: Annotated[str, typer.Argument(help="Row id."
 
 
 def set_value(ctx: typer.Context,
-              target: Annotated[str, typer.Argument(help="ROW.config.a.b (or ROW.<key>).")],
+              target: Annotated[str, typer.Argument(help="ROW.config.a.b (or ROW.<key>).", autocompletion=complete_rows)],
               value: Annotated[str, typer.Argument(help="A YAML value: 9090, true, '{a: 1}', '!!js x'.")],
               home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
               home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Set a config field. dsh replaces config whole, so the complete config is written."""
+    """Set a config field. dsh replaces config whole, so the complete config is written.
+
+    Example: dshctl profile set http.config.port 9090   (or: dshctl profile set web.disabled '!!js process.env.CI')
+    """
     from dshctl.core.compose.edit import set_field
 
     st = effective(ctx, home, profile)
@@ -91,10 +100,13 @@ def set_value(ctx: typer.Context,
 
 
 def unset_value(ctx: typer.Context,
-                target: Annotated[str, typer.Argument(help="ROW.config.a.b")],
+                target: Annotated[str, typer.Argument(help="ROW.config.a.b", autocompletion=complete_rows)],
                 home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
                 home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Remove a config field (the complete remaining config is written)."""
+    """Remove a config field (the complete remaining config is written).
+
+    Example: dshctl profile unset http.config.port
+    """
     from dshctl.core.compose.edit import set_field
 
     st = effective(ctx, home, profile)
@@ -107,7 +119,10 @@ def insert(ctx: typer.Context,
            into: Annotated[Optional[str], typer.Option("--into", help="A group row to insert into.")] = None,
            home_layer: HomeLayerOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
-    """Insert rows at the top level or into a group (`- insert: [...]`)."""
+    """Insert rows at the top level or into a group (`- insert: [...]`).
+
+    Example: dshctl profile insert --file rows.yml --into tools
+    """
     from dshctl.core.yaml.dialect import load_file
     from dshctl.core.compose.edit import insert_rows
     from dshctl.core.yaml.nodes import to_plain

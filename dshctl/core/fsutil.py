@@ -63,8 +63,15 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def file_lock(lock_path: str | Path, *, timeout: float = 30.0, what: str = "this file") -> Iterator[None]:
-    """An exclusive advisory lock (flock) on ``lock_path``, waiting up to ``timeout`` seconds."""
+    """An exclusive advisory lock (flock) on ``lock_path``, waiting up to ``timeout`` seconds.
+
+    When the lock had to create the home itself (not just its ``.dshctl/locks/``), a failure of the
+    locked block removes the lock file and those directories again: a failed command on a missing
+    home leaves nothing behind. Only then is the lock file unlinked: no other process can be waiting
+    on a lock in a home that did not exist.
+    """
     lock_path = Path(lock_path)
+    created = _missing_parents(lock_path.parent)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -82,5 +89,33 @@ def file_lock(lock_path: str | Path, *, timeout: float = 30.0, what: str = "this
                                       hint="wait for it to finish, then run the command again") from None
                 time.sleep(0.02)
         yield
+    except BaseException:
+        if any(d.name not in (".dshctl", "locks") for d in created):  # the home itself was missing
+            _undo(lock_path, created)
+        raise
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _missing_parents(directory: Path) -> list[Path]:
+    """The ancestors of ``directory`` (itself included) that do not exist, deepest first."""
+    missing = []
+    while not directory.exists() and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    return missing
+
+
+def _undo(lock_path: Path, created: list[Path]) -> None:
+    with contextlib.suppress(OSError):
+        lock_path.unlink()
+    for directory in created:  # deepest first; stops at the first one the command filled
+        try:
+            directory.rmdir()
+        except OSError:
+            break
+
+
+def home_lock_path(home: str | Path, name: str) -> Path:
+    """Where a home's lock called ``name`` lives: under ``.dshctl/locks/``, never beside user files."""
+    return Path(home) / ".dshctl" / "locks" / name

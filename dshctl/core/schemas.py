@@ -25,6 +25,7 @@ SCHEMAS: dict[str, str] = {
     "preset": "preset.schema.json",
     "profile-manifest": "profile-manifest.schema.json",
     "bundle-manifest": "bundle-manifest.schema.json",
+    "settings": "settings.schema.json",
 }
 ALIASES: dict[str, str] = {
     "cordis": "entry-list", "cordis.yml": "entry-list", "agent.cordis": "entry-list",
@@ -32,6 +33,7 @@ ALIASES: dict[str, str] = {
     "patch": "cordis.patch", "cordis.patch.yml": "cordis.patch", "overlay": "cordis.patch",
     "preset.yml": "preset",
     "profile": "profile-manifest", "bundle": "bundle-manifest", "client": "bundle-manifest",
+    "settings.yaml": "settings",
 }
 
 RULE = "schema"
@@ -59,14 +61,43 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 
+EDITOR_ONLY = "x-dshctl-editor-only"
+
+
+def for_lint(node: Any) -> Any:
+    """``node`` without its editor-only branches (``anyOf`` items marked ``x-dshctl-editor-only``).
+
+    The shipped files let an editor, which sees ``!!js <expr>`` as a string, accept a string where dsh
+    takes ``!!js``; dshctl, which sees the tag, validates without that branch. A branch list left with
+    one item is folded into its parent, so the schema is exactly the strict one.
+    """
+    if isinstance(node, list):
+        return [for_lint(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: for_lint(v) for k, v in node.items() if k != EDITOR_ONLY}
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and any(isinstance(b, dict) and b.get(EDITOR_ONLY) for b in node["anyOf"]):
+        kept = [for_lint(b) for b in node["anyOf"] if not (isinstance(b, dict) and b.get(EDITOR_ONLY))]
+        del out["anyOf"]
+        if len(kept) == 1:
+            out = {**kept[0], **out}
+        else:
+            out["anyOf"] = kept
+    return out
+
+
 @lru_cache(maxsize=None)
 def _validator(name: str):
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    resources = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMAS]
+    # The schemas carry no $id (an editor would resolve relative $refs against it, and no URL is
+    # reachable offline): each is registered under its file name, which is what their $refs say.
+    resources = [(SCHEMAS[n], Resource.from_contents(for_lint(load_schema(n)))) for n in SCHEMAS]
     registry = Registry().with_resources(resources)
-    return Draft202012Validator(load_schema(canonical_name(name)), registry=registry)
+    root = canonical_name(name)
+    return Draft202012Validator({"$ref": SCHEMAS[root]}, registry=registry)
 
 
 def validate(value: Any, name: str, file: str) -> list[Diagnostic]:

@@ -6,14 +6,17 @@ parse diagnostic and only the rules that do not need a value; everything else ru
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from dshctl.core.yaml import filekinds as fk
 from dshctl.core.yaml.dialect import load_json, load_yaml, read_text
 from dshctl.core.diagnostics import Diagnostic
-from dshctl.errors import DshctlError, Loc, ParseError
-from dshctl.lint.registry import LintFile, all_rules
+from dshctl.errors import DshctlError, Loc, ParseError, UsageError
+from dshctl.lint.config import ConfigResolver, RulePolicy
+from dshctl.lint.registry import RULES, LintFile, all_rules
+from dshctl.lint.suppress import filter_disabled
 
 # Directories never worth descending into.
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".hg", ".svn"})
@@ -27,7 +30,7 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                found += [(Path(root, f), False) for f in sorted(files) if fk.kind_of(f)]
+                found += [(Path(root, f), False) for f in sorted(files) if kind_of(Path(root, f))]
         elif p.exists():
             found.append((p, True))
         else:
@@ -42,10 +45,10 @@ def load(path: str, text: str | None, kind: str) -> LintFile:
     try:
         if text is None:
             lf.text = text = read_text(path)
-        if kind == fk.PACKAGE_JSON:
+        if kind == fk.PACKAGE_JSON or (kind == fk.SETTINGS and path.endswith(".json")):
             lf.document = load_json(text, path)
         else:
-            lf.document = load_yaml(text, path, js=kind != fk.PRESET)
+            lf.document = load_yaml(text, path, js=kind not in (fk.PRESET, fk.SETTINGS))
     except ParseError as err:
         lf.parse_error = err
         return lf
@@ -58,11 +61,11 @@ def load(path: str, text: str | None, kind: str) -> LintFile:
 
 
 def check(lf: LintFile, select: Iterable[str] | None = None) -> list[Diagnostic]:
-    """Stage 2: run every applicable rule."""
-    wanted = set(select) if select else None
+    """Stage 2: run every applicable rule (only those in ``select`` when given)."""
+    wanted = set(select) if select is not None else None
     diags: list[Diagnostic] = []
     for r in all_rules():
-        if lf.kind not in r.kinds or (wanted and r.id not in wanted):
+        if lf.kind not in r.kinds or (wanted is not None and r.id not in wanted):
             continue
         if r.needs_value and not lf.loaded:
             continue
@@ -70,35 +73,132 @@ def check(lf: LintFile, select: Iterable[str] | None = None) -> list[Diagnostic]
     return diags
 
 
-def lint_text(text: str, path: str | Path, *, kind: str | None = None) -> list[Diagnostic]:
-    """Lint ``text`` as if it were the file ``path`` (its name decides the kind)."""
-    kind = kind or fk.kind_of(path)
+def finish(lf: LintFile, diags: list[Diagnostic], policy: RulePolicy) -> list[Diagnostic]:
+    """Stage 3, post-passes over one file's findings: disable comments, then the configured levels."""
+    diags = filter_disabled(diags, lf.text, lf.path, frozenset(RULES))
+    return policy.apply(diags)
+
+
+def lint_file(path: str, text: str | None, kind: str, policy: RulePolicy) -> list[Diagnostic]:
+    """Load, check and finish one file under ``policy``."""
+    lf = load(path, text, kind)
+    return finish(lf, check(lf, _enabled(policy)), policy)
+
+
+def _enabled(policy: RulePolicy) -> list[str]:
+    return [r.id for r in all_rules() if policy.enabled(r.id)]
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """What the command line adds to the config files."""
+
+    config: Path | None = None  # --config: use this file for every path
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    kind: str | None = None  # --kind: the kind of every file named explicitly (and stdin)
+
+
+@dataclass
+class LintResult:
+    diagnostics: list[Diagnostic]
+    files: int  # files checked
+    skipped: list[str] = field(default_factory=list)  # named explicitly, but no dsh kind
+
+
+class _Policies:
+    """The rule policy for each file: its config (found upward, or --config) plus --select/--ignore."""
+
+    def __init__(self, options: LintOptions):
+        self.options = options
+        self.resolver = ConfigResolver(RULES, options.config)
+
+    def for_path(self, path: Path) -> RulePolicy:
+        config = self.resolver.for_path(path)
+        return RulePolicy.build(config.levels_for(path), self.options.select, self.options.ignore, RULES)
+
+
+def policy_for(path: Path, options: LintOptions | None = None) -> RulePolicy:
+    """The rule levels in force for ``path`` (``dshctl lint --list-rules`` shows them)."""
+    return _Policies(options or LintOptions()).for_path(path)
+
+
+def lint_text(text: str, path: str | Path, *, kind: str | None = None,
+              options: LintOptions | None = None) -> list[Diagnostic]:
+    """Lint ``text`` as if it were the file ``path`` (its name decides the kind unless ``kind`` is
+    given). Without ``options`` no config file is read: the rules run at their own levels."""
+    kind = kind or kind_of(Path(path))
     if kind is None:
-        raise DshctlError("not a file kind dshctl lints", loc=Loc(str(path)),
-                          hint="dshctl lints cordis.yml, *.cordis.yml, cordis.patch*.yml, "
-                               "*.overlay.yml, preset.yml and package.json")
-    return sorted(check(load(str(path), text, kind)), key=Diagnostic.sort_key)
+        raise DshctlError("not a file kind dshctl lints", loc=Loc(str(path)), hint=KIND_HINT)
+    policy = _Policies(options).for_path(Path(path)) if options else RulePolicy({})
+    return sorted(lint_file(str(path), text, kind, policy), key=Diagnostic.sort_key)
 
 
-def lint_paths(paths: Iterable[str | Path]) -> tuple[list[Diagnostic], int]:
-    """Lint files and directories; returns the diagnostics and the number of files checked."""
-    diags: list[Diagnostic] = []
-    count = 0
+def run_lint(paths: Iterable[str | Path], options: LintOptions | None = None) -> LintResult:
+    """Lint files and directories under the config that applies to each."""
+    options = options or LintOptions()
+    policies = _Policies(options)
+    result = LintResult([], 0)
     for path, explicit in discover(paths):
-        kind = fk.kind_of(path)
+        kind = (options.kind if explicit else None) or kind_of(path)
         if kind is None:
-            diags.append(Diagnostic.at(Loc(str(path)), "file-kind", "error",
-                                       "not a file kind dshctl lints",
-                                       hint="name it cordis.yml, *.cordis.yml, cordis.patch.yml, "
-                                            "*.overlay.yml, preset.yml or package.json"))
+            result.skipped.append(str(path))  # only explicit files get here: the walk filters by kind
             continue
+        policy = policies.for_path(path)
         lf = load(str(path), None, kind)
         if kind == fk.PACKAGE_JSON and not explicit and lf.loaded and not _mentions_dsh(lf.value):
             continue  # an ordinary npm package found while walking: not ours to lint
-        count += 1
-        diags.extend(check(lf))
-    return sorted(diags, key=Diagnostic.sort_key), count
+        result.files += 1
+        result.diagnostics.extend(finish(lf, check(lf, _enabled(policy)), policy))
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def lint_paths(paths: Iterable[str | Path]) -> tuple[list[Diagnostic], int]:
+    """Lint files and directories with the built-in levels; the diagnostics and the file count."""
+    result = run_lint(paths)
+    return result.diagnostics, result.files
 
 
 def _mentions_dsh(value) -> bool:
     return isinstance(value, dict) and "dsh" in value
+
+
+# ---------------------------------------------------------------------------------------------
+# kinds
+
+KIND_HINT = ("dshctl lints cordis.yml, *.cordis.yml, cordis.patch*.yml, *.overlay.yml, preset.yml, "
+             "package.json and $DSH_HOME/settings.yaml; use --kind to lint another name as one of them")
+KIND_NAMES = {fk.ENTRY_LIST: fk.ENTRY_LIST, fk.PATCH_LIST: fk.PATCH_LIST, fk.PRESET: fk.PRESET,
+              fk.PACKAGE_JSON: fk.PACKAGE_JSON, fk.SETTINGS: fk.SETTINGS, "settings.yaml": fk.SETTINGS,
+              "cordis": fk.ENTRY_LIST, "cordis.yml": fk.ENTRY_LIST, "agent.cordis.yml": fk.ENTRY_LIST,
+              "patch": fk.PATCH_LIST, "cordis.patch.yml": fk.PATCH_LIST, "overlay": fk.PATCH_LIST,
+              "preset.yml": fk.PRESET, "profile": fk.PACKAGE_JSON, "bundle": fk.PACKAGE_JSON}
+
+
+def kind_named(name: str) -> str:
+    """The kind ``--kind NAME`` means (UsageError for an unknown name)."""
+    if name in KIND_NAMES:
+        return KIND_NAMES[name]
+    raise UsageError(f"unknown kind {name!r}",
+                     hint="use one of: entry-list, cordis.patch, preset, package.json, settings")
+
+
+def kind_of(path: Path) -> str | None:
+    """The kind of ``path`` by its name; ``settings.yaml`` counts only in a dsh home."""
+    kind = fk.kind_of(path)
+    if kind is None and path.name in fk.SETTINGS_NAMES and is_dsh_home(path.parent):
+        return fk.SETTINGS
+    return kind
+
+
+def is_dsh_home(directory: Path) -> bool:
+    """``$DSH_HOME`` (or ``~/.dsh``), or a directory laid out like one (``profiles/``, ``.agent-presets/``)."""
+    from dshctl.core.home import resolve_home
+
+    try:
+        if directory.resolve() == resolve_home().resolve():
+            return True
+    except OSError:
+        return False
+    return (directory / "profiles").is_dir() or (directory / ".agent-presets").is_dir()

@@ -28,8 +28,10 @@ def resolve_format(fmt: str) -> str:
     return fmt
 
 
-def render(diags: Iterable[Diagnostic], fmt: str = "auto", stream: IO[str] | None = None) -> None:
+def render(diags: Iterable[Diagnostic], fmt: str = "auto", stream: IO[str] | None = None, *,
+           files: int | None = None) -> None:
+    """Write ``diags`` in ``fmt``; ``files`` (how many files were checked) goes into summaries."""
     stream = stream or sys.stdout
     ordered = sorted(diags, key=Diagnostic.sort_key)
     module = importlib.import_module(f"dshctl.report.{_MODULES[resolve_format(fmt)]}")
-    module.write(ordered, stream)
+    module.write(ordered, stream, files=files)

@@ -29,6 +29,6 @@ def line(d: Diagnostic) -> str:
     return f"::{_COMMANDS.get(d.severity, 'warning')} {','.join(props)}::{escape_data(message)}"
 
 
-def write(diags: Sequence[Diagnostic], stream: IO[str]) -> None:
+def write(diags: Sequence[Diagnostic], stream: IO[str], *, files: int | None = None) -> None:
     for d in diags:
         stream.write(line(d) + "\n")

@@ -12,7 +12,7 @@ def location(d: Diagnostic) -> str:
     return d.file
 
 
-def write(diags: Sequence[Diagnostic], stream: IO[str]) -> None:
+def write(diags: Sequence[Diagnostic], stream: IO[str], *, files: int | None = None) -> None:
     for d in diags:
         stream.write(f"{location(d)}: {d.severity} [{d.rule}] {d.message}\n")
         if d.hint:

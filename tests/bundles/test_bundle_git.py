@@ -222,6 +222,7 @@ def test_incompatible_peer_range_refused_unless_forced(home, repos):
     src.bundle("dsh-old", peerDependencies={"@deepseek-ai/dsh": "^0.1.0-rc.6"})
     with pytest.raises(DshctlError) as err:
         add(home, src.url)
+    assert err.value.message.startswith(f"{src.url} (dsh-old ") and err.value.loc is None
     assert "'^0.1.0-rc.6'" in err.value.message and "0.1.1-rc.2" in err.value.message
     assert "--force" in err.value.hint
     outcome = add(home, src.url, force=True)

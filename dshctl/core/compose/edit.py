@@ -1,6 +1,6 @@
 """Safe edits of a user patch layer (the profile's ``cordis.patch.yml``, or the home's).
 
-Every edit is one transaction under the layer's lock (``<file>.lock``):
+Every edit is one transaction under the layer's lock (``<home>/.dshctl/locks/layer-<profile>.lock``):
 
 1. read the layer (or start from dsh's template when it does not exist) and remember its hash;
 2. change it through the round-trip writer (comments and layout kept); an existing patch for the
@@ -66,7 +66,8 @@ def edit_layer(home: Path, profile: str, home_layer: bool,
 
     path = layer_path(home, profile, home_layer)
     label = "patches" if home_layer else "overlay"
-    with fsutil.file_lock(path.with_name(path.name + ".lock"), what=str(path)):
+    lock = fsutil.home_lock_path(home, "layer-home.lock" if home_layer else f"layer-{profile}.lock")
+    with fsutil.file_lock(lock, what=str(path)):
         created = not path.exists()
         if created:
             doc = EditableYaml.from_text(USER_LAYER_TEMPLATE, path)

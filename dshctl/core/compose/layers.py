@@ -116,7 +116,7 @@ def bundle_layers(home: Path, profile: str, *, bundle_roots: Sequence[Path] = ()
     if not manifest_path.exists():
         raise DshctlError(
             f"profile \"{profile}\" does not exist; create it with "
-            f"'dsh plugin --profile {profile} add <package>'",
+            f"'dshctl plugin --profile {profile} add <package>'",
             loc=Loc(str(manifest_path)), hint=f"or run: dshctl profile init {profile}")
     manifest = read_manifest(manifest_path)
     layers = []

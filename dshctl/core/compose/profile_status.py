@@ -103,7 +103,7 @@ def init_profile(home: Path, name: str, *, template: str | None = None) -> Creat
     files = _template_files(home, name, template or DEFAULT_TEMPLATE)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    with fsutil.file_lock(directory.parent / f".{name}.lock", what=f"profile {name}"):
+    with fsutil.file_lock(fsutil.home_lock_path(home, f"init-{name}.lock"), what=f"profile {name}"):
         for filename, text in files.items():
             target = directory / filename
             if not target.exists():

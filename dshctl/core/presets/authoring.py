@@ -20,7 +20,7 @@ from .model import METADATA_FILE, Preset, is_preset_id
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-LOCK_NAME = ".dshctl-presets.lock"  # starts with "." so discovery never takes it for a preset
+LOCK_PATH = (".dshctl", "locks", "presets.lock")  # under .dshctl/, which discovery never takes for a preset
 
 
 def copy_preset(source: Preset, new_id: str, into: Path) -> Path:
@@ -31,7 +31,7 @@ def copy_preset(source: Preset, new_id: str, into: Path) -> Path:
     into = Path(into)
     target = into / new_id
     _make_root(into)
-    with file_lock(into / LOCK_NAME, what=f"the preset root {into}"):
+    with file_lock(into.joinpath(*LOCK_PATH), what=f"the preset root {into}"):
         _refuse_existing(target)
         staging = Path(tempfile.mkdtemp(prefix=f".{new_id}.", suffix=".tmp", dir=into))
         try:

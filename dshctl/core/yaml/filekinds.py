@@ -12,6 +12,8 @@ PRESET = "preset"
 PACKAGE_JSON = "package.json"  # profile and/or bundle manifest: decided by content
 PROFILE_MANIFEST = "profile-manifest"
 BUNDLE_MANIFEST = "bundle-manifest"
+SETTINGS = "settings"  # $DSH_HOME/settings.yaml: recognised by where it is, not by name alone
+SETTINGS_NAMES = ("settings.yaml", "settings.yml", "settings.json")
 
 # Order matters: the first matching pattern wins (cordis.patch.yml before *.cordis.yml).
 _NAME_PATTERNS: list[tuple[str, str]] = [
@@ -30,7 +32,7 @@ _NAME_PATTERNS: list[tuple[str, str]] = [
     ("package.json", PACKAGE_JSON),
 ]
 
-YAML_KINDS = frozenset({ENTRY_LIST, PATCH_LIST, PRESET})
+YAML_KINDS = frozenset({ENTRY_LIST, PATCH_LIST, PRESET, SETTINGS})
 
 
 def kind_of(path: str | PurePath) -> str | None:

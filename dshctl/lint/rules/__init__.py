@@ -4,3 +4,4 @@ May import ``dshctl.lint.registry``, ``dshctl.lint.rows`` and ``core``; the regi
 this package (``dshctl.lint`` does, so the owner of the rules feeds the registry).
 """
 from dshctl.lint.rules import jsexpr, loading, presets, rows, schema  # noqa: F401
+from dshctl.lint.rules import comments  # noqa: F401,E402 - last: it documents the post-pass

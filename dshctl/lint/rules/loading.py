@@ -7,7 +7,7 @@ from dshctl.core.yaml import filekinds as fk
 from dshctl.errors import Loc
 from dshctl.lint.registry import Finding, LintFile, rule
 
-ALL = (fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET, fk.PACKAGE_JSON)
+ALL = (fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET, fk.PACKAGE_JSON, fk.SETTINGS)
 
 
 @rule("parse", level="error", kinds=ALL, needs_value=False, example_file="cordis.patch.yml",

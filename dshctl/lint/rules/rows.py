@@ -11,6 +11,13 @@ ROW_FILES = (fk.ENTRY_LIST, fk.PATCH_LIST)
 _JS_OK = ("config", "disabled")
 
 
+def _rows_and_overrides(lf: LintFile) -> list:
+    """The rows a file defines, and in a patch list its overrides (in an entry list every row is
+    already one of the rows)."""
+    overrides = iter_overrides(lf.value) if lf.kind == fk.PATCH_LIST else ()
+    return list(iter_rows(lf.kind, lf.value)) + list(overrides)
+
+
 def _loc(mapping, key):
     return mapping.value_locs.get(key) if hasattr(mapping, "value_locs") else None
 
@@ -21,7 +28,7 @@ def _loc(mapping, key):
 def id_colon(lf: LintFile) -> Iterator[Finding]:
     """An id must not contain `:`. Full ids are `<include id>:<local id>` and resolution splits on
     `:`, so such a row cannot be addressed. dsh does not check this."""
-    targets = list(iter_rows(lf.kind, lf.value)) + list(iter_overrides(lf.value))
+    targets = _rows_and_overrides(lf)
     for mapping, path in targets:
         rid = mapping.get("id")
         if isinstance(rid, str) and ":" in rid:
@@ -68,7 +75,7 @@ def duplicate_id(lf: LintFile) -> Iterator[Finding]:
 def js_position(lf: LintFile) -> Iterator[Finding]:
     """`!!js` is evaluated only in a row's `config` and `disabled`; anywhere else (`id`, `name`,
     `inject`, …) dsh would use the expression object itself, so it is an error."""
-    targets = list(iter_rows(lf.kind, lf.value)) + list(iter_overrides(lf.value))
+    targets = _rows_and_overrides(lf)
     if lf.kind == fk.PATCH_LIST and isinstance(lf.value, list):
         targets += [(p, [i]) for i, p in enumerate(lf.value) if isinstance(p, dict) and "insert" in p]
     for mapping, path in targets:

@@ -7,7 +7,7 @@ from dshctl.core.yaml import filekinds as fk
 from dshctl.lint.registry import Finding, LintFile, rule
 
 
-@rule("schema", level="error", kinds=(fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET, fk.PACKAGE_JSON),
+@rule("schema", level="error", kinds=(fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET, fk.PACKAGE_JSON, fk.SETTINGS),
       example_file="cordis.patch.yml",
       good="- insert:\n    - id: hello\n      name: dsh-hello-plugin\n",
       bad="- insert:\n    - id: hello\n      disabled: yes\n")

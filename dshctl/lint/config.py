@@ -1,0 +1,352 @@
+"""Lint configuration: which rules run, at which level, for which files (docs/cli.md, "Configuring").
+
+A config is ``.dshctl-lint.yaml`` or the ``[tool.dshctl.lint]`` table of ``pyproject.toml``, found by
+walking up from the linted file's directory (the nearest wins, as with ruff), or the file given with
+``--config``. It holds ``rules`` (rule id -> level), ``overrides`` (``files`` globs relative to the
+config's directory, with their own ``rules``) and ``extends`` (other config files, applied first).
+Any mistake in a config is a ``ConfigError`` at its file:line:col: a config is never half-applied.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Iterable
+
+from dshctl.errors import Loc, UsageError
+
+CONFIG_FILE = ".dshctl-lint.yaml"
+PYPROJECT = "pyproject.toml"
+LEVELS = ("error", "warning", "info", "off")
+_TOP_KEYS = ("extends", "rules", "overrides")
+_OVERRIDE_KEYS = ("files", "rules")
+
+
+class ConfigError(UsageError):
+    """A broken lint config (exit 2): located at the offending key or value."""
+
+
+@dataclass(frozen=True)
+class Override:
+    base: Path  # the directory of the config that declared it; globs are relative to it
+    patterns: tuple[str, ...]
+    rules: dict[str, str]
+
+    def matches(self, path: Path) -> bool:
+        try:
+            rel = PurePosixPath(path.resolve().relative_to(self.base).as_posix())
+        except ValueError:
+            return False
+        return any(glob_match(p, rel) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    source: str | None = None  # the config file, None for the built-in defaults
+    rules: dict[str, str] = field(default_factory=dict)
+    overrides: tuple[Override, ...] = ()
+
+    def levels_for(self, path: Path | None) -> dict[str, str]:
+        """Rule id -> configured level for ``path`` (rules not listed keep their own level)."""
+        levels = dict(self.rules)
+        for o in self.overrides:
+            if path is not None and o.matches(path):
+                levels.update(o.rules)
+        return levels
+
+
+DEFAULTS = LintConfig()
+
+
+@dataclass(frozen=True)
+class RulePolicy:
+    """The levels in force for one file: config levels, then ``--select``/``--ignore``."""
+
+    levels: dict[str, str]
+
+    @classmethod
+    def build(cls, levels: dict[str, str], select: frozenset[str] | None,
+              ignore: frozenset[str], known: Iterable[str]) -> "RulePolicy":
+        levels = dict(levels)
+        if select is not None:
+            for rid in known:
+                if rid not in select:
+                    levels[rid] = "off"
+                elif levels.get(rid) == "off":
+                    del levels[rid]  # selected explicitly: runs at its default level
+        for rid in ignore:
+            levels[rid] = "off"
+        return cls(levels)
+
+    def enabled(self, rule_id: str) -> bool:
+        return self.levels.get(rule_id) != "off"
+
+    def apply(self, diags: Iterable) -> list:
+        """Drop findings of rules that are off; re-level the configured ones."""
+        from dataclasses import replace
+
+        out = []
+        for d in diags:
+            level = self.levels.get(d.rule)
+            if level == "off":
+                continue
+            out.append(replace(d, severity=level) if level and level != d.severity else d)
+        return out
+
+
+def level_of(rule, policy: RulePolicy) -> str:
+    return policy.levels.get(rule.id, rule.level)
+
+
+def parse_rule_list(text: str | None, option: str, known: Iterable[str]) -> frozenset[str] | None:
+    """``--select a,b`` / ``--ignore a,b``: a set of known rule ids (UsageError on unknown ones)."""
+    if text is None:
+        return None
+    ids = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(ids - set(known))
+    if unknown:
+        raise UsageError(f"{option}: unknown rule {unknown[0]!r}",
+                         hint="run 'dshctl lint --list-rules' for the rule ids")
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
+# finding and loading config files
+
+
+class ConfigResolver:
+    """The config for each linted file: ``--config`` if given, else the nearest one upward."""
+
+    def __init__(self, known_rules: Iterable[str], explicit: Path | None = None):
+        self.known = frozenset(known_rules)
+        self._by_dir: dict[Path, LintConfig] = {}
+        self._loaded: dict[Path, LintConfig] = {}
+        self._explicit = None
+        if explicit is not None:
+            if not explicit.is_file():
+                raise ConfigError("config file not found", loc=Loc(str(explicit)),
+                                  hint="pass an existing .dshctl-lint.yaml or pyproject.toml to --config")
+            self._explicit = self.load(explicit)
+
+    def for_path(self, path: Path) -> LintConfig:
+        if self._explicit is not None:
+            return self._explicit
+        start = path.resolve().parent if not path.is_dir() else path.resolve()
+        return self._for_dir(start)
+
+    def _for_dir(self, directory: Path) -> LintConfig:
+        if directory in self._by_dir:
+            return self._by_dir[directory]
+        found = config_file_in(directory)
+        if found is not None:
+            result = self.load(found)
+        elif directory.parent != directory:
+            result = self._for_dir(directory.parent)
+        else:
+            result = DEFAULTS
+        self._by_dir[directory] = result
+        return result
+
+    def load(self, path: Path, chain: tuple[Path, ...] = ()) -> LintConfig:
+        path = path.resolve()
+        if path in chain:
+            raise ConfigError("extends forms a cycle", loc=Loc(str(path)),
+                              hint="remove one of the extends entries: " + " -> ".join(map(str, chain)))
+        if path not in self._loaded:
+            self._loaded[path] = self._build(path, chain + (path,))
+        return self._loaded[path]
+
+    def _build(self, path: Path, chain: tuple[Path, ...]) -> LintConfig:
+        raw, locate = read_config(path)
+        _check_keys(raw, _TOP_KEYS, [], locate, "lint config")
+        base = path.parent
+        rules: dict[str, str] = {}
+        overrides: list[Override] = []
+        for target, where in _extends_targets(raw.get("extends"), locate):
+            parent_path = (base / target)
+            if not parent_path.is_file():
+                raise ConfigError(f"extends: {target!r} not found", loc=locate(where),
+                                  hint="give a path relative to this config file")
+            parent = self.load(parent_path, chain)
+            rules.update(parent.rules)
+            overrides += parent.overrides
+        rules.update(self._rules(raw.get("rules"), ["rules"], locate))
+        overrides += self._overrides(raw.get("overrides"), base, locate)
+        return LintConfig(str(path), rules, tuple(overrides))
+
+    def _rules(self, value: Any, where: list, locate) -> dict[str, str]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError("'rules' must be a mapping of rule id to level", loc=locate(where),
+                              hint="e.g. rules: {id-missing: off}")
+        out = {}
+        for rid, level in value.items():
+            if rid not in self.known:
+                raise ConfigError(f"unknown rule {rid!r}", loc=locate(where + [rid], key=True),
+                                  hint="run 'dshctl lint --list-rules' for the rule ids")
+            if level not in LEVELS:
+                raise ConfigError(f"unknown level {level!r} for rule {rid!r}", loc=locate(where + [rid]),
+                                  hint="use one of: " + ", ".join(LEVELS))
+            out[rid] = level
+        return out
+
+    def _overrides(self, value: Any, base: Path, locate) -> list[Override]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ConfigError("'overrides' must be a list", loc=locate(["overrides"]),
+                              hint="e.g. overrides: [{files: ['presets/**'], rules: {id-missing: off}}]")
+        out = []
+        for i, item in enumerate(value):
+            where = ["overrides", i]
+            if not isinstance(item, dict):
+                raise ConfigError("an override must be a mapping with 'files' and 'rules'", loc=locate(where))
+            _check_keys(item, _OVERRIDE_KEYS, where, locate, "override")
+            files = item.get("files")
+            if isinstance(files, str):
+                files = [files]
+            if not files or not all(isinstance(f, str) and f for f in files):
+                raise ConfigError("an override needs 'files': a glob or a list of globs",
+                                  loc=locate(where + ["files"] if "files" in item else where),
+                                  hint="globs are relative to the config file's directory, e.g. 'presets/**'")
+            out.append(Override(base, tuple(files), self._rules(item.get("rules"), where + ["rules"], locate)))
+        return out
+
+
+def config_file_in(directory: Path) -> Path | None:
+    candidate = directory / CONFIG_FILE
+    if candidate.is_file():
+        return candidate
+    pyproject = directory / PYPROJECT
+    if pyproject.is_file():
+        try:
+            text = pyproject.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if re.search(r"^\s*\[+\s*tool\.dshctl\.lint\b", text, re.M):
+            return pyproject
+    return None
+
+
+def _extends_targets(value: Any, locate) -> list[tuple[str, list]]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [(value, ["extends"])]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [(v, ["extends", i]) for i, v in enumerate(value)]
+    raise ConfigError("'extends' must be a path or a list of paths", loc=locate(["extends"]),
+                      hint="e.g. extends: ../.dshctl-lint.yaml")
+
+
+def _check_keys(mapping: dict, allowed: tuple[str, ...], where: list, locate, what: str) -> None:
+    for key in mapping:
+        if key not in allowed:
+            raise ConfigError(f"unknown key {key!r} in {what}", loc=locate(where + [key], key=True),
+                              hint="the known keys are " + ", ".join(allowed))
+
+
+Locate = Callable[..., Loc]
+
+
+def read_config(path: Path) -> tuple[dict, Locate]:
+    """The config mapping and a function giving the Loc of a key path in it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the lint config: {exc.__class__.__name__}", loc=Loc(str(path)),
+                          hint="check the file's permissions and that it is UTF-8") from None
+    if path.name == PYPROJECT or path.suffix == ".toml":
+        return _read_toml(path, text)
+    return _read_yaml(path, text)
+
+
+def _read_yaml(path: Path, text: str) -> tuple[dict, Locate]:
+    from dshctl.core.yaml.dialect import load_yaml
+    from dshctl.errors import ParseError
+
+    try:
+        doc = load_yaml(text, path, js=False)
+    except ParseError as err:
+        raise ConfigError(err.message, loc=err.loc, hint=err.hint) from None
+    value = {} if doc.empty else doc.value
+    if not isinstance(value, dict):
+        raise ConfigError("a lint config must be a mapping", loc=doc.loc,
+                          hint="start with 'rules:' (see docs/cli.md, Configuring)")
+
+    def locate(where: list, key: bool = False) -> Loc:
+        node, loc = value, Loc(str(path), 1, 1)
+        for i, step in enumerate(where):
+            last = i == len(where) - 1
+            if isinstance(node, dict) and step in node:
+                loc = (node.key_loc(step) if key and last else node.loc_of(step)) or loc
+                node = node[step]
+            elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+                loc = node.loc_of(step) or loc
+                node = node[step]
+            else:
+                break
+        return loc
+    return value, locate
+
+
+def _read_toml(path: Path, text: str) -> tuple[dict, Locate]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        loc = Loc(str(path), int(m.group(1)), int(m.group(2))) if m else Loc(str(path))
+        raise ConfigError(str(exc).split(" (at line")[0], loc=loc, hint="fix the TOML syntax there") from None
+    value = data.get("tool", {}).get("dshctl", {}).get("lint", {})
+    if not isinstance(value, dict):
+        raise ConfigError("[tool.dshctl.lint] must be a table", loc=Loc(str(path), 1, 1))
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(r"\s*\[+\s*tool\.dshctl\.lint\b", ln)), 0)
+
+    def locate(where: list, key: bool = False) -> Loc:
+        # TOML has no positions in tomllib: find the key's text after the table header.
+        names = [w for w in where if isinstance(w, str)]
+        for name in reversed(names):
+            pattern = re.compile(r'(^|[\s{,\[.])(["\']?)' + re.escape(name) + r'\2\s*[=\]]')
+            for i in range(start, len(lines)):
+                m = pattern.search(lines[i])
+                if m:
+                    return Loc(str(path), i + 1, m.start(2) + 1)
+        return Loc(str(path), start + 1, 1)
+    return value, locate
+
+
+# ---------------------------------------------------------------------------------------------
+# globs
+
+
+def glob_match(pattern: str, rel: PurePosixPath) -> bool:
+    """gitignore-style: a pattern without '/' matches a file name at any depth; '**' spans dirs."""
+    directory_only = pattern.endswith("/")
+    pattern = pattern.strip("/") if directory_only else pattern.lstrip("/")
+    regex = _glob_regex(pattern)
+    if "/" not in pattern:
+        names = rel.parts[:-1] if directory_only else rel.parts
+        return any(regex.fullmatch(part) for part in names)
+    if directory_only:
+        regex = _glob_regex(pattern + "/**")
+    return bool(regex.fullmatch(rel.as_posix()))
+
+
+def _glob_regex(pattern: str) -> re.Pattern:
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif pattern[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif pattern[i] == "?":
+            out, i = out + "[^/]", i + 1
+        else:
+            out, i = out + re.escape(pattern[i]), i + 1
+    return re.compile(out)
