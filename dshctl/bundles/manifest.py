@@ -12,6 +12,7 @@ from dshctl.core.yaml.dialect import load_json, read_text
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.core.compose.profile import HOST_BASE_BUNDLE, new_manifest
 from dshctl.errors import DshctlError, Loc
+from dshctl.core.yaml.jsvalue import json_dumps
 
 # dshctl's own host base replaces dsh's @deepseek-ai/dsh-base template (docs/bundles.md).
 DEFAULT_TEMPLATE_BUNDLES = (HOST_BASE_BUNDLE,)
@@ -22,7 +23,7 @@ def initial_manifest_text(profile: str) -> str:
 
 
 def render(manifest: dict) -> str:
-    return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(manifest, indent=2) + "\n"
 
 
 def read(path: Path) -> dict:

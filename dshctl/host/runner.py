@@ -304,7 +304,20 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         log.detach_logging(handler)
+    if options.run_for is not None:
+        _fail_if_rows_failed(host)
     return 0
+
+
+def _fail_if_rows_failed(host: Host) -> None:
+    """``--for`` runs are checks (CI, the demo): rows that failed to start make the run fail."""
+    failed = [r for r in (host.boot_report or {}).get("rows", []) if r.get("action") == "failed"]
+    if failed:
+        first = failed[0]
+        raise DshctlError(f"{len(failed)} row(s) failed to start: "
+                          + ", ".join(f"{r['id']} ({r.get('reason') or 'failed'})" for r in failed),
+                          loc=Loc(first["loc"]) if first.get("loc") else None,
+                          hint="see the row/failed lines of the log; a port may be taken by another process")
 
 
 def annotate(report_rows: list, rows: list) -> list:

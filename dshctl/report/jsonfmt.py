@@ -5,7 +5,8 @@ import json
 from typing import IO, Sequence
 
 from dshctl.core.diagnostics import Diagnostic
+from dshctl.core.yaml.jsvalue import json_dumps
 
 
 def write(diags: Sequence[Diagnostic], stream: IO[str]) -> None:
-    stream.write(json.dumps([d.to_dict() for d in diags], indent=2, ensure_ascii=False) + "\n")
+    stream.write(json_dumps([d.to_dict() for d in diags], indent=2) + "\n")

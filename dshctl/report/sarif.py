@@ -7,6 +7,7 @@ from typing import IO, Sequence
 
 from dshctl import __version__
 from dshctl.core.diagnostics import Diagnostic
+from dshctl.core.yaml.jsvalue import json_dumps
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -64,4 +65,4 @@ def to_sarif(diags: Sequence[Diagnostic]) -> dict:
 
 
 def write(diags: Sequence[Diagnostic], stream: IO[str]) -> None:
-    stream.write(json.dumps(to_sarif(diags), indent=2, ensure_ascii=False) + "\n")
+    stream.write(json_dumps(to_sarif(diags), indent=2) + "\n")
