@@ -88,7 +88,7 @@ def _check_argv(args: list[str]) -> None:
         try:
             arg.encode("utf-8")
         except UnicodeEncodeError as exc:
-            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii")
             raise UsageError(f"argument {n} ({shown!r}) is not valid UTF-8 (at character {exc.start + 1})",
                              hint="pass text and paths in UTF-8") from None
 

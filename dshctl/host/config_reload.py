@@ -28,7 +28,17 @@ if TYPE_CHECKING:  # pragma: no cover
 FAILED_EVENT = "hmr/config-update-failed"
 
 
+class _BeforeApply(Exception):
+    """An unexpected error while reading or composing: the loader was never called."""
+
+
+def _internal(exc: BaseException, hint: str) -> dict:
+    return {"message": f"internal error: {type(exc).__name__}: {exc}", "loc": None, "hint": hint}
+
+
 class ConfigReloader:
+    pass_started: float | None = None   # time.time() of the pass now running
+
     def __init__(self, host: "Host", *, force_polling: bool | None = None):
         self.host = host
         self.lock = asyncio.Lock()
@@ -74,15 +84,20 @@ class ConfigReloader:
         """One serialized pass: recompose the layers and apply them."""
         async with self.lock:
             self.passes += 1
+            self.pass_started = time.time()
             files = list(files or self.host.composer.user_files)
             started = time.perf_counter()
             try:
                 outcome = await self._pass(trigger, files)
+            except _BeforeApply as exc:  # a bug below us, before anything changed: refused
+                outcome = ReloadOutcome(REJECTED, trigger, files, digest=self.host.digest,
+                                        errors=[_internal(exc.__cause__, "the running tree was not touched")])
             except Exception as exc:  # noqa: BLE001 - a bug below us: say the tree may have changed
                 outcome = ReloadOutcome(ROLLBACK_FAILED, trigger, files, digest=self.host.digest,
-                                        errors=[{"message": f"internal error: {type(exc).__name__}: {exc}",
-                                                 "loc": None, "hint": "check `dshctl status`; restart the "
-                                                 "host if the tree is not what the files say"}])
+                                        errors=[_internal(exc, "check `dshctl status`; restart the host if "
+                                                               "the tree is not what the files say")])
+            finally:
+                self.pass_started = None
             outcome.duration_ms = (time.perf_counter() - started) * 1000
             if trigger == "watch" and outcome.verdict == APPLIED:
                 self._watch_applied = (outcome.digest, outcome.at)
@@ -102,13 +117,15 @@ class ConfigReloader:
     async def _pass(self, trigger: str, files: list) -> ReloadOutcome:
         try:
             composed = self.host.composer.compose()
+            warnings = [str(w) for w in composed.warnings]
+            digest = rows_digest(composed.rows)
         except RestartRequired as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)],
                                  warnings=["restart required"])
         except DshctlError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)])
-        warnings = [str(w) for w in composed.warnings]
-        digest = rows_digest(composed.rows)
+        except Exception as exc:  # noqa: BLE001 - nothing was applied yet
+            raise _BeforeApply from exc
         if digest == self.host.digest:
             return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=digest,
                                  note=self._already_applied(digest, trigger))

@@ -21,7 +21,7 @@ async def _handle(host: "Host", request: dict) -> dict:
     if op == "ping":
         return {"ok": True, "pid": os.getpid()}
     if op == "status":
-        return {"ok": True, "status": host.status()}
+        return {"ok": True, "status": await host.settled_status()}
     if op == "reload":
         outcome = await host.reloader.reload("control")
         return {"ok": True, "outcome": outcome.to_json()}

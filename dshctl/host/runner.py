@@ -20,6 +20,9 @@ from .hostlog import HostLog
 from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, ROLLED_BACK, ReloadOutcome, error_json
 
 
+STATUS_WAIT_S = 5.0   # how long `status` waits for a running reload pass before answering anyway
+
+
 @dataclass
 class HostOptions:
     home: Path
@@ -33,6 +36,7 @@ class HostOptions:
     watch: bool = True              # False: reload only when asked (`dshctl reload`)
     socket_mode: int = 0o600
     apply_timeout: float = 30.0     # seconds a plugin's apply may take (RuntimeOptions)
+    idle_timeout: float = 60.0      # seconds a control connection may stay silent (control.py)
 
 
 class Host:
@@ -231,8 +235,25 @@ class Host:
 
     # ---- status --------------------------------------------------------------------------------
     def status(self) -> dict:
+        """The status document now (a pass in flight shows its half-changed rows: see below)."""
         from .status import host_status
         return host_status(self)
+
+    async def settled_status(self, wait_s: float = STATUS_WAIT_S) -> dict:
+        """The status document between reload passes. Mid-pass, the rows hold the new config that the
+        pass may still roll back, beside the previous verdict: that mix made `status` contradict
+        `reload` (issue 14). So wait for the running pass (bounded: a plugin may hang in apply)."""
+        lock = self.reloader.lock if self.reloader is not None else None
+        if lock is None or not lock.locked():
+            return self.status()
+        try:
+            await asyncio.wait_for(lock.acquire(), wait_s)
+        except asyncio.TimeoutError:
+            return self.status()   # says "reloading" and, in drift, since when
+        try:
+            return self.status()
+        finally:
+            lock.release()
 
     # ---- run -----------------------------------------------------------------------------------
     async def serve(self) -> None:
@@ -243,7 +264,8 @@ class Host:
         if self.options.watch:
             await self.reloader.start()
         self.control = ControlServer(self.socket_path, lambda req: handle(self, req),
-                                     mode=self.options.socket_mode)
+                                     mode=self.options.socket_mode, idle_timeout=self.options.idle_timeout,
+                                     on_error=lambda m: self.log.event("control/error", m, level="error"))
         await self.control.start()
         if self.options.module_reload and self.options.watch:
             from .module_reload import ModuleReloader

@@ -79,6 +79,10 @@ def drift(host: "Host", disk: dict, good: dict | None) -> list[str]:
     if host.modules is not None and host.modules.restart_required:
         lines.append(f"dshctl's own code changed on disk ({len(host.modules.restart_required)} file(s)): "
                      "restart the host to load it")
+    started = host.reloader.pass_started if host.reloader else None
+    if started is not None:
+        lines.append("a reload has been running since " + time.strftime("%H:%M:%S", time.localtime(started))
+                     + ": the rows below may be half-changed")
     if host.source == "last-good":
         lines.append("booted from the last-good record")
     return lines
