@@ -70,6 +70,15 @@ def make_special(path: Path, kind: str) -> None:
         path.mkdir()
 
 
+def remove(path: Path) -> None:
+    """Undo write_bytes or make_special."""
+    if path.is_dir() and not path.is_symlink():
+        path.rmdir()
+    else:
+        path.unlink(missing_ok=True)
+    path.with_name(path.name + ".loop").unlink(missing_ok=True)
+
+
 def run(capfd, argv: list[str]) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
@@ -114,11 +123,7 @@ def test_every_yaml_class_in_a_user_layer(capfd, home, layer):
             target.write_bytes(data)
         check_all_readers(capfd, home, target, f"{layer} layer: {name}",
                           READERS if layer == "profile" else SHORT_READERS)
-        if target.is_dir() and not target.is_symlink():
-            target.rmdir()
-        else:
-            target.unlink()
-        target.with_name(target.name + ".loop").unlink(missing_ok=True)
+        remove(target)
         target.write_bytes(original)
 
 
@@ -131,11 +136,7 @@ def test_every_json_class_in_the_profile_manifest(capfd, home):
     for kind in ("fifo", "symlink-loop", "directory"):
         make_special(target, kind)
         check_all_readers(capfd, home, target, f"package.json: {kind}", MANIFEST_READERS)
-        if target.is_dir() and not target.is_symlink():
-            target.rmdir()
-        else:
-            target.unlink()
-        target.with_name(target.name + ".loop").unlink(missing_ok=True)
+        remove(target)
     target.write_bytes(original)
 
 
@@ -147,8 +148,4 @@ def test_every_yaml_class_in_a_bundle_layer(capfd, home):
         else:
             target.write_bytes(data)
         check_all_readers(capfd, home, target, f"bundle layer: {name}", SHORT_READERS)
-        if target.is_dir() and not target.is_symlink():
-            target.rmdir()
-        else:
-            target.unlink(missing_ok=True)
-        target.with_name(target.name + ".loop").unlink(missing_ok=True)
+        remove(target)
