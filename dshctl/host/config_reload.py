@@ -53,7 +53,8 @@ class ConfigReloader:
     async def start(self) -> None:
         self.watcher.start()
         await self.watcher.ready.wait()
-        self.poke(self.host.composer.user_files)  # like dsh's initial scan: a no-op when nothing changed
+        if not self.host.skip_initial_scan:  # booted after an unconfirmed trial: wait for a save
+            self.poke(self.host.composer.user_files)  # like dsh's initial scan: a no-op when nothing changed
 
     async def stop(self) -> None:
         """Close the watcher, then wait for the running reload (dsh's dispose order)."""
@@ -80,15 +81,19 @@ class ConfigReloader:
             except Exception as exc:  # noqa: BLE001 - never escape the watcher
                 self.host.log.event("reload/internal-error", f"{type(exc).__name__}: {exc}", level="error")
 
-    async def reload(self, trigger: str, files: list | None = None) -> ReloadOutcome:
-        """One serialized pass: recompose the layers and apply them."""
+    async def reload(self, trigger: str, files: list | None = None, *, record: bool = True,
+                     on_applied=None) -> ReloadOutcome:
+        """One serialized pass: recompose the layers and apply them. ``record=False`` keeps the new
+        tree out of the last-good record; ``on_applied()`` runs under the lock after an apply (trials)."""
         async with self.lock:
             self.passes += 1
             self.pass_started = time.time()
             files = list(files or self.host.composer.user_files)
             started = time.perf_counter()
             try:
-                outcome = await self._pass(trigger, files)
+                outcome = await self._pass(trigger, files, record)
+                if outcome.verdict == APPLIED and on_applied is not None:
+                    on_applied()
             except _BeforeApply as exc:  # a bug below us, before anything changed: refused
                 outcome = ReloadOutcome(REJECTED, trigger, files, digest=self.host.digest,
                                         errors=[_internal(exc.__cause__, "the running tree was not touched")])
@@ -114,7 +119,7 @@ class ConfigReloader:
         return "the file watcher applied these files at " + time.strftime("%H:%M:%S",
                                                                           time.localtime(applied[1]))
 
-    async def _pass(self, trigger: str, files: list) -> ReloadOutcome:
+    async def _pass(self, trigger: str, files: list, record: bool = True) -> ReloadOutcome:
         try:
             composed = self.host.composer.compose()
             warnings = [str(w) for w in composed.warnings]
@@ -129,7 +134,7 @@ class ConfigReloader:
         if digest == self.host.digest:
             return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=digest,
                                  note=self._already_applied(digest, trigger))
-        outcome = await self.host.apply_rows(composed.rows, trigger, files, digest)
+        outcome = await self.host.apply_rows(composed.rows, trigger, files, digest, record=record)
         outcome.warnings = warnings + outcome.warnings
         return outcome
 

@@ -23,6 +23,12 @@ async def _handle(host: "Host", request: dict) -> dict:
     if op == "status":
         return {"ok": True, "status": await host.settled_status()}
     if op == "reload":
-        outcome = await host.reloader.reload("control")
+        trial = request.get("trial")
+        if trial is not None and (isinstance(trial, bool) or not isinstance(trial, (int, float))):
+            return {"ok": False, "error": '"trial" must be a number of seconds'}
+        outcome = await (host.trials.start(float(trial), "control") if trial is not None
+                         else host.reloader.reload("control"))
         return {"ok": True, "outcome": outcome.to_json()}
-    return {"ok": False, "error": f"unknown op {op!r} (expected reload, status or ping)"}
+    if op == "confirm":
+        return {"ok": True, "outcome": (await host.trials.confirm()).to_json()}
+    return {"ok": False, "error": f"unknown op {op!r} (expected reload, confirm, status or ping)"}

@@ -62,6 +62,9 @@ class Host:
         self._resumed_digest: str | None = None   # a tree booted from last-good runs under its digest
         self._boot_error: DshctlError | None = None  # why the loader refused the tree at boot
         self._claim: int | None = None   # fd of the profile's host lock, held until shutdown
+        from .trial import Trials
+        self.trials = Trials(self)
+        self.skip_initial_scan = False   # booted from an abandoned trial: do not apply the untried files
 
     # ---- boot ----------------------------------------------------------------------------------
     async def boot(self) -> None:
@@ -104,6 +107,23 @@ class Host:
         return DshctlError(f"the profile failed to start: {err.message}", loc=err.loc, hint=hint)
 
     def _initial_rows(self) -> list:
+        abandoned = self.trials.abandoned()
+        if abandoned is not None:
+            try:
+                rows = self.composer.boot().rows   # bundle layers are read at boot, whatever runs
+            except DshctlError:
+                rows = None
+            record = self._load_last_good()
+            if record is not None:
+                self.log.event("host/trial-abandoned", f"the previous host stopped during a trial (started "
+                               f"{abandoned.get('started_at', '?')}); booting the confirmed tree, the last-good "
+                               f"record saved at {record.saved_at}; save the files or run `dshctl reload` to "
+                               "apply them", level="warn")
+                self.source, self._resumed_digest = "last-good", record.digest
+                self.skip_initial_scan = True
+                return record.rows
+            if rows is not None:
+                return rows
         try:
             return self.composer.boot().rows
         except DshctlError as err:
@@ -144,10 +164,16 @@ class Host:
             self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
         return report
 
-    async def _commit(self, rows: list, digest: str | None = None) -> None:
-        """``rows`` run now: remember them and record them as last-good (serialized off the loop)."""
+    async def _commit(self, rows: list, digest: str | None = None, *, record: bool = True) -> None:
+        """``rows`` run now: remember them and record them as last-good (serialized off the loop),
+        unless a trial is pending: the record stays the confirmed tree (trial.py)."""
         self.rows = rows
         self.digest = digest or lastgood.rows_digest(rows)
+        if record and self.trials.pending is None:
+            await self.record_last_good()
+
+    async def record_last_good(self) -> None:
+        rows = self.rows
         try:
             await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
                                     self.digest)
@@ -178,7 +204,8 @@ class Host:
                            during=what)
 
     # ---- reload --------------------------------------------------------------------------------
-    async def apply_rows(self, rows: list, trigger: str, files: list, digest: str | None = None) -> ReloadOutcome:
+    async def apply_rows(self, rows: list, trigger: str, files: list, digest: str | None = None, *,
+                         record: bool = True) -> ReloadOutcome:
         """Apply ``rows`` through the loader's transactional update and classify the result."""
         from dshctl.loader import LoaderError, LoaderUpdateError
         if self.loader is None:
@@ -186,7 +213,7 @@ class Host:
             if report is None or not report.ok:
                 return ReloadOutcome(REJECTED, trigger, files, rows=(report.to_json()["rows"] if report else []),
                                      errors=[{"message": "the tree failed to start", "loc": None, "hint": None}])
-            await self._commit(rows, digest)
+            await self._commit(rows, digest, record=record)
             return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
         try:
             report = await self.loader.update(rows)
@@ -199,7 +226,7 @@ class Host:
                                  digest=self.digest)
         except LoaderError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)], digest=self.digest)
-        await self._commit(rows, digest)
+        await self._commit(rows, digest, record=record)
         self.source = "layers"
         return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
 
@@ -295,6 +322,7 @@ class Host:
 
     async def shutdown(self) -> None:
         """Stop the watchers and the socket, then dispose every row newest first."""
+        await self.trials.stop()
         for part in (self.modules, self.reloader):
             if part is not None:
                 await part.stop()
