@@ -4,7 +4,6 @@ dsh writes the manifest as 2-space JSON plus a trailing newline and keeps key or
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Iterable
 

@@ -6,7 +6,6 @@ too, so one stream tells the whole story.
 """
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time

@@ -1,7 +1,6 @@
 """JSON: a list of diagnostic objects (the fields of ``Diagnostic``)."""
 from __future__ import annotations
 
-import json
 from typing import IO, Sequence
 
 from dshctl.core.diagnostics import Diagnostic

@@ -1,7 +1,6 @@
 """SARIF 2.1.0: one run, the rules that fired as ``tool.driver.rules``, one result per diagnostic."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import IO, Sequence
 
