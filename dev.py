@@ -52,6 +52,11 @@ def demo() -> int:
     # The main job: run the demo profile on the host for 10 s (without --for it runs until ^C). While it
     # runs, ask it for one echo route and its status page, as a person would in a browser, then ask its
     # agent a question: one turn on the scripted model, with one tool call, streamed from the host.
+    taken = port_taken(DEMO_URL)
+    if taken:
+        print(f"dev.py demo: {DEMO_URL} is already taken ({taken}); the demo profile serves on that port.\n"
+              "  hint: stop whatever listens there (another demo?) and run it again", file=sys.stderr)
+        return 1
     cmd = dshctl + ["host", "run", "--for", "10"]
     print("+ " + " ".join(cmd), flush=True)
     host = subprocess.Popen(cmd, cwd=ROOT)
@@ -70,6 +75,21 @@ def demo() -> int:
     finally:
         code = host.wait()
     return code or agent_code
+
+
+def port_taken(url: str) -> str | None:
+    """Why the demo's port cannot be bound (else None): another process would answer its requests."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the host's server does
+        try:
+            probe.bind((parts.hostname, parts.port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def fetch(url: str, host: subprocess.Popen, deadline_s: float = 30.0) -> str | None:

@@ -198,6 +198,7 @@ class Installer:
             new_lock[plan.info.name] = entry
             outcome.changes.append(change)
         manifest = prof.manifest
+        _refuse_unknown_bundles(prof, manifest, new_lock)
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
@@ -319,6 +320,7 @@ class Installer:
             mf.set_dependency(prof.manifest, name, None)
         new_lock = {n: e for n, e in prof.lock.items() if n not in names}
         manifest = prof.manifest
+        _refuse_unknown_bundles(prof, manifest, new_lock)
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
@@ -394,6 +396,24 @@ def _manifest_of(tree: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _refuse_unknown_bundles(prof: _Profile, manifest: dict, lock: dict) -> None:
+    """A listed bundle dependency that is neither locked nor installed (a `profile init --from` copy)
+    cannot be told apart from a dependency that stopped being a bundle; reconcile would drop it from
+    ``dsh.profile.bundles`` without a word. Refuse instead, before anything is written."""
+    deps = mf.dependencies_of(manifest)
+    unknown = [name for name in mf.bundles_of(manifest)
+               if name in deps and name not in lock and name not in mf.DEFAULT_TEMPLATE_BUNDLES
+               and not (prof.module_dir(name) / "package.json").is_file()]
+    if unknown:
+        spec = deps[unknown[0]]
+        raise DshctlError(
+            f"bundle{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} listed in dsh.profile.bundles "
+            f"{'are' if len(unknown) > 1 else 'is'} neither installed nor in {LOCK_FILE}; nothing was changed",
+            loc=Loc(str(prof.manifest_path)),
+            hint=f"add it from its source (dshctl plugin --profile {prof.name} add <git url>; the manifest "
+                 f"says {spec!r}), or copy node_modules/{unknown[0]} from the profile it came from")
 
 
 def _fill_positions(changes: list[Change], manifest: dict) -> None:

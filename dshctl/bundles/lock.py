@@ -21,6 +21,7 @@ from pathlib import Path
 from dshctl.bundles.specs import is_commit, parse_spec
 from dshctl.core.yaml.dialect import read_text
 from dshctl.errors import DshctlError, Loc
+from dshctl.core.yaml.jsvalue import json_dumps
 
 LOCK_NAME = "dshctl.lock.json"
 LOCKFILE_VERSION = 1
@@ -45,9 +46,9 @@ def read(path: Path) -> dict[str, LockEntry]:
         return {}
     try:
         data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DshctlError(f"the lock file is not valid JSON: {exc.msg}",
-                          loc=Loc(str(path), exc.lineno, exc.colno),
+    except ValueError as exc:  # JSONDecodeError, or an integer past Python's 4,300 digits
+        raise DshctlError(f"the lock file is not valid JSON: {getattr(exc, 'msg', exc)}",
+                          loc=Loc(str(path), getattr(exc, "lineno", 0), getattr(exc, "colno", 0)),
                           hint="restore it from version control, or delete it and add the "
                                "bundles again") from None
     try:
@@ -90,4 +91,4 @@ def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
 def render(entries: dict[str, LockEntry]) -> str:
     data = {"lockfileVersion": LOCKFILE_VERSION,
             "packages": {name: asdict(entry) for name, entry in entries.items()}}
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(data, indent=2) + "\n"

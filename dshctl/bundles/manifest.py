@@ -4,7 +4,6 @@ dsh writes the manifest as 2-space JSON plus a trailing newline and keeps key or
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -12,6 +11,7 @@ from dshctl.core.yaml.dialect import load_json, read_text
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.core.compose.profile import HOST_BASE_BUNDLE, new_manifest
 from dshctl.errors import DshctlError, Loc
+from dshctl.core.yaml.jsvalue import json_dumps
 
 # dshctl's own host base replaces dsh's @deepseek-ai/dsh-base template (docs/bundles.md).
 DEFAULT_TEMPLATE_BUNDLES = (HOST_BASE_BUNDLE,)
@@ -22,7 +22,7 @@ def initial_manifest_text(profile: str) -> str:
 
 
 def render(manifest: dict) -> str:
-    return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(manifest, indent=2) + "\n"
 
 
 def read(path: Path) -> dict:

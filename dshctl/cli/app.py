@@ -1,6 +1,7 @@
 """The ``dshctl`` entry point: global options, command groups, and error handling."""
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -12,9 +13,8 @@ import typer
 from typing_extensions import Annotated
 
 from dshctl import __version__
-from dshctl.cli.common import State, complete_profiles
-from dshctl.core.home import resolve_home
-from dshctl.errors import EXIT_INTERNAL, EXIT_USAGE, DshctlError
+from dshctl.cli.common import State, checked_home, complete_profiles
+from dshctl.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_USAGE, DshctlError, Loc, UsageError
 
 def _keep_argument_help() -> None:
     """typer 0.20 stores an argument's help, then calls click's ``Parameter.__init__``, which since
@@ -67,7 +67,7 @@ def root(
     version: Annotated[Optional[bool], typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
 ) -> None:
-    ctx.obj = State(home=resolve_home(home), profile=profile, debug=debug)
+    ctx.obj = State(home=checked_home(home), profile=profile, debug=debug)
 
 
 for _name in COMMAND_MODULES:
@@ -98,6 +98,40 @@ def _plain_help_under_no_color() -> None:
         typer.rich_utils.COLOR_SYSTEM = None
 
 
+def _never_unencodable() -> None:
+    """Text that UTF-8 cannot encode (a lone surrogate, a valid JavaScript string) is printed as a
+    ``\\uXXXX`` escape instead of ending the command with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _check_argv(args: list[str]) -> None:
+    """Arguments must be UTF-8: Python hands undecodable bytes (``$'\\xff'``) over as lone
+    surrogates, which would end up in files no reader accepts."""
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii")
+            raise UsageError(f"argument {n} ({shown!r}) is not valid UTF-8 (at character {exc.start + 1})",
+                             hint="pass text and paths in UTF-8") from None
+
+
+def os_error(exc: OSError) -> DshctlError:
+    """An OSError the file system raised, as one line naming the path."""
+    where = exc.filename if exc.filename is not None else None
+    reason = exc.strerror or str(exc)
+    hints = {errno.ENAMETOOLONG: "a file or profile name is limited to 255 bytes (and a path to 4,096)",
+             errno.ENOTDIR: "a part of the path is a file, not a directory (check --home)",
+             errno.ELOOP: "the path goes through a symbolic link loop",
+             errno.EACCES: "check the permissions", errno.EPERM: "check the permissions",
+             errno.EROFS: "the file system is read-only", errno.ENOSPC: "free some disk space"}
+    return DshctlError(reason.lower() if reason[:1].isupper() else reason,
+                       loc=Loc(str(where)) if where is not None else None,
+                       hint=hints.get(exc.errno, "check the path and try again"))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; map every failure to one clear line and a documented exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -110,7 +144,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if answer_completion_request(app):  # the completion script calling back
         sys.exit(0)
+    _never_unencodable()
     try:
+        _check_argv(args)
         code = app(args=args, prog_name="dshctl", standalone_mode=False)
     except DshctlError as err:
         if debug:
@@ -131,6 +167,13 @@ def main(argv: list[str] | None = None) -> None:
         code = 130
     except BrokenPipeError:
         code = 0
+    except OSError as exc:  # the file system refused (name too long, not a directory, …): not a bug
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        _print_error(os_error(exc))
+        code = EXIT_FINDINGS
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if debug:
             import traceback

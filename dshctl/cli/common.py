@@ -1,7 +1,7 @@
 """What every command shares: global state, the common options, output consoles."""
 from __future__ import annotations
 
-import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,19 @@ class State:
     home: Path
     profile: str
     debug: bool = False
+
+
+def checked_home(explicit: Optional[Path] = None) -> Path:
+    """The resolved home; one that exists but is not a directory (``--home /dev/null``) is an error."""
+    import os
+
+    from dshctl.errors import UsageError
+
+    home = resolve_home(explicit)
+    if os.path.exists(home) and not os.path.isdir(home):
+        raise UsageError(f"the dsh home {home} is not a directory",
+                         hint="pass a directory with --home (or $DSH_HOME), e.g. --home ~/.dsh")
+    return home
 
 
 def state(ctx: typer.Context) -> State:
@@ -45,7 +58,7 @@ def effective(ctx: typer.Context, home: Optional[Path] = None, profile: Optional
             g_profile = g_profile or extra.get("profile")
         node = node.parent
     return State(
-        home=resolve_home(home) if home else (resolve_home(g_home) if g_home else s.home),
+        home=checked_home(home) if home else (checked_home(g_home) if g_home else s.home),
         profile=profile or g_profile or s.profile,
         debug=s.debug,
     )
@@ -153,7 +166,25 @@ def is_rich() -> bool:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default) + "\n")
+    """``obj`` as JSON the way ``JSON.stringify`` writes it: lone surrogates escaped, and a number
+    that is not finite (a huge JSON integer reads as Infinity) written as ``null``."""
+    from dshctl.core.yaml.jsvalue import json_dumps
+
+    try:
+        text = json_dumps(obj, indent=2, default=_json_default, allow_nan=False)
+    except ValueError:  # rare: walk once to null the non-finite numbers
+        text = json_dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False)
+    sys.stdout.write(text + "\n")
+
+
+def _finite(o: Any) -> Any:
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
 
 
 def _json_default(o: Any) -> Any:

@@ -59,17 +59,29 @@ def run(
 
 
 def reload(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None,
-           fmt: FormatOpt = "text") -> None:
-    """Blocks until the reload is done. Exit 0 applied, 4 rejected (old tree kept), 5 applied then rolled
-    back, 6 no host.
+           fmt: FormatOpt = "text",
+           trial: Annotated[Optional[float], typer.Option(
+               "--trial", help="Apply on trial: revert automatically after SECONDS unless confirmed.",
+               metavar="SECONDS", show_default=False)] = None,
+           confirm: Annotated[bool, typer.Option(
+               "--confirm", help="Keep the pending trial (it becomes the last-good tree).")] = False) -> None:
+    """Blocks until the reload is done. Exit 0 applied (or confirmed), 4 rejected (old tree kept) or
+    nothing to confirm, 5 applied then rolled back, 6 no host.
 
-    Example: dshctl --home ~/.dsh reload --format json
+    Example: dshctl --home ~/.dsh reload --trial 60, then dshctl --home ~/.dsh reload --confirm
     """
+    from dshctl.errors import UsageError
     from dshctl.host.outcome import EXIT_CODES
 
     check_format(fmt)
+    if trial is not None and confirm:
+        raise UsageError("--trial and --confirm exclude each other",
+                         hint="start a trial with --trial SECONDS, keep it later with --confirm")
+    if trial is not None and not 0 < trial <= 86400:
+        raise UsageError(f"--trial takes 0 < SECONDS <= 86400, not {trial:g}", hint="e.g. --trial 60")
     s = effective(ctx, home, profile)
-    response = _ask(s, {"op": "reload"}, fmt)
+    request = {"op": "confirm"} if confirm else {"op": "reload", **({"trial": trial} if trial else {})}
+    response = _ask(s, request, fmt)
     outcome = response["outcome"]
     if fmt == "json":
         from dshctl.cli.common import print_json

@@ -117,8 +117,8 @@ def _render_dump(comp, fmt: str) -> dict:
 
     js = unsupported_expressions(comp)
     if fmt == "json":
-        text = json.dumps({**render.render_json(comp), "unsupportedJs": js}, indent=2,
-                          ensure_ascii=False) + "\n"
+        from dshctl.core.yaml.jsvalue import json_dumps
+        text = json_dumps({**render.render_json(comp), "unsupportedJs": js}, indent=2) + "\n"
     else:
         text = render.render_yaml(comp)
     lines = [line if line.startswith("  ") else f"warning: {line}" for line in render.warning_lines(comp)]
@@ -261,5 +261,15 @@ def init(
     for p in created.written:
         sys.stdout.write(f"  wrote {p}\n")
     if created.missing_bundles:
-        sys.stderr.write(f"note: not installed in {name} yet: {', '.join(created.missing_bundles)}\n"
-                         f"  hint: run 'dshctl plugin --profile {name} install'\n")
+        from dshctl.bundles import lock
+
+        locked = lock.read(created.directory / lock.LOCK_NAME)
+        unlocked = [b for b in created.missing_bundles if b not in locked]
+        sys.stderr.write(f"note: not installed in {name} yet: {', '.join(created.missing_bundles)}\n")
+        if unlocked:  # `install` re-creates the lock only; these were vendored or never locked
+            sys.stderr.write(f"  hint: {', '.join(unlocked)} {'is' if len(unlocked) == 1 else 'are'} not in "
+                             f"the lock: add {'it' if len(unlocked) == 1 else 'them'} with 'dshctl plugin "
+                             f"--profile {name} add <git url>', or copy node_modules/{unlocked[0]} from "
+                             f"{from_}\n")
+        else:
+            sys.stderr.write(f"  hint: run 'dshctl plugin --profile {name} install'\n")

@@ -44,7 +44,11 @@ def _split(target: str) -> tuple[str, list[str]]:
     if not row or not rest:
         raise UsageError(f"expected ROW.config.a.b, got {target!r}",
                          hint="e.g. dshctl profile set http.config.port 9090")
-    return row, rest.split(".")
+    keys = rest.split(".")
+    if "" in keys:
+        raise UsageError(f"empty key in {target!r} (two dots in a row, or a dot at the end)",
+                         hint="e.g. dshctl profile set http.config.port 9090")
+    return row, keys
 
 
 def _parse_value(text: str):

@@ -28,7 +28,17 @@ if TYPE_CHECKING:  # pragma: no cover
 FAILED_EVENT = "hmr/config-update-failed"
 
 
+class _BeforeApply(Exception):
+    """An unexpected error while reading or composing: the loader was never called."""
+
+
+def _internal(exc: BaseException, hint: str) -> dict:
+    return {"message": f"internal error: {type(exc).__name__}: {exc}", "loc": None, "hint": hint}
+
+
 class ConfigReloader:
+    pass_started: float | None = None   # time.time() of the pass now running
+
     def __init__(self, host: "Host", *, force_polling: bool | None = None):
         self.host = host
         self.lock = asyncio.Lock()
@@ -43,7 +53,8 @@ class ConfigReloader:
     async def start(self) -> None:
         self.watcher.start()
         await self.watcher.ready.wait()
-        self.poke(self.host.composer.user_files)  # like dsh's initial scan: a no-op when nothing changed
+        if not self.host.skip_initial_scan:  # booted after an unconfirmed trial: wait for a save
+            self.poke(self.host.composer.user_files)  # like dsh's initial scan: a no-op when nothing changed
 
     async def stop(self) -> None:
         """Close the watcher, then wait for the running reload (dsh's dispose order)."""
@@ -70,19 +81,28 @@ class ConfigReloader:
             except Exception as exc:  # noqa: BLE001 - never escape the watcher
                 self.host.log.event("reload/internal-error", f"{type(exc).__name__}: {exc}", level="error")
 
-    async def reload(self, trigger: str, files: list | None = None) -> ReloadOutcome:
-        """One serialized pass: recompose the layers and apply them."""
+    async def reload(self, trigger: str, files: list | None = None, *, record: bool = True,
+                     on_applied=None) -> ReloadOutcome:
+        """One serialized pass: recompose the layers and apply them. ``record=False`` keeps the new
+        tree out of the last-good record; ``on_applied()`` runs under the lock after an apply (trials)."""
         async with self.lock:
             self.passes += 1
+            self.pass_started = time.time()
             files = list(files or self.host.composer.user_files)
             started = time.perf_counter()
             try:
-                outcome = await self._pass(trigger, files)
+                outcome = await self._pass(trigger, files, record)
+                if outcome.verdict == APPLIED and on_applied is not None:
+                    on_applied()
+            except _BeforeApply as exc:  # a bug below us, before anything changed: refused
+                outcome = ReloadOutcome(REJECTED, trigger, files, digest=self.host.digest,
+                                        errors=[_internal(exc.__cause__, "the running tree was not touched")])
             except Exception as exc:  # noqa: BLE001 - a bug below us: say the tree may have changed
                 outcome = ReloadOutcome(ROLLBACK_FAILED, trigger, files, digest=self.host.digest,
-                                        errors=[{"message": f"internal error: {type(exc).__name__}: {exc}",
-                                                 "loc": None, "hint": "check `dshctl status`; restart the "
-                                                 "host if the tree is not what the files say"}])
+                                        errors=[_internal(exc, "check `dshctl status`; restart the host if "
+                                                               "the tree is not what the files say")])
+            finally:
+                self.pass_started = None
             outcome.duration_ms = (time.perf_counter() - started) * 1000
             if trigger == "watch" and outcome.verdict == APPLIED:
                 self._watch_applied = (outcome.digest, outcome.at)
@@ -99,20 +119,22 @@ class ConfigReloader:
         return "the file watcher applied these files at " + time.strftime("%H:%M:%S",
                                                                           time.localtime(applied[1]))
 
-    async def _pass(self, trigger: str, files: list) -> ReloadOutcome:
+    async def _pass(self, trigger: str, files: list, record: bool = True) -> ReloadOutcome:
         try:
             composed = self.host.composer.compose()
+            warnings = [str(w) for w in composed.warnings]
+            digest = rows_digest(composed.rows)
         except RestartRequired as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)],
                                  warnings=["restart required"])
         except DshctlError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)])
-        warnings = [str(w) for w in composed.warnings]
-        digest = rows_digest(composed.rows)
+        except Exception as exc:  # noqa: BLE001 - nothing was applied yet
+            raise _BeforeApply from exc
         if digest == self.host.digest:
             return ReloadOutcome(UNCHANGED, trigger, files, warnings=warnings, digest=digest,
                                  note=self._already_applied(digest, trigger))
-        outcome = await self.host.apply_rows(composed.rows, trigger, files, digest)
+        outcome = await self.host.apply_rows(composed.rows, trigger, files, digest, record=record)
         outcome.warnings = warnings + outcome.warnings
         return outcome
 

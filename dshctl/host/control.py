@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import itertools
 import json
 import os
+import re
 import socket
 import struct
 from pathlib import Path
@@ -20,7 +22,12 @@ from typing import Any, Awaitable, Callable, Iterator
 from dshctl.errors import DshctlError, Loc
 
 MAX_SUN_PATH = 100  # sockaddr_un holds 108 bytes; keep a margin
-MAX_LINE = 1024 * 1024
+# Limits on what a client may send (docs/host.md, "Control socket limits"): every breach gets an
+# error reply and, where the connection cannot go on, a close. None of them is logged as a failure.
+MAX_LINE = 1024 * 1024      # bytes in one request line
+MAX_NESTING = 32            # [ and { levels in one request (json.loads recurses: RecursionError)
+IDLE_TIMEOUT_S = 60.0       # a connection that sends no complete request for this long is closed
+MAX_CONNECTIONS = 64        # open at once; more are answered with an error and closed
 
 Handler = Callable[[dict], Awaitable[dict]]
 
@@ -49,12 +56,18 @@ def peer_uid(sock: socket.socket) -> int:
 
 
 class ControlServer:
-    def __init__(self, path: Path, handler: Handler, *, mode: int = 0o600):
+    def __init__(self, path: Path, handler: Handler, *, mode: int = 0o600,
+                 idle_timeout: float = IDLE_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS,
+                 on_error: Callable[[str], None] | None = None):
         self.path = Path(path)
         self.handler = handler
         self.mode = mode  # tests loosen it to prove the SO_PEERCRED check stands on its own
+        self.idle_timeout = idle_timeout
+        self.max_connections = max_connections
+        self.on_error = on_error   # a bug of ours while serving a client: logged, the host goes on
         self._server: asyncio.base_events.Server | None = None
         self.refused = 0
+        self.open = 0              # connections being served now
 
     async def start(self) -> None:
         from .state_dir import ensure
@@ -90,22 +103,37 @@ class ControlServer:
         self._inode = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open += 1
         try:
+            if self.open > self.max_connections:
+                await _send(writer, {"ok": False, "error": f"too many connections (the limit is "
+                                                          f"{self.max_connections}); try again later"})
+                return
             uid = peer_uid(writer.get_extra_info("socket"))
             if uid != os.getuid():
                 self.refused += 1
                 await _send(writer, {"ok": False, "error": f"refused: peer uid {uid} is not the host's uid "
                                                           f"{os.getuid()}"})
                 return
-            while line := await reader.readline():
+            while True:
+                line, error = await self._read_request(reader)
+                if error is not None:
+                    await _send(writer, {"ok": False, "error": error})
+                    return
+                if not line:
+                    return
                 answer = await self._answer(line)
-                if hasattr(answer, "__aiter__"):
+                if hasattr(answer, "__aiter__"):   # a streamed answer (agent.run)
                     await self._stream(answer, reader, writer)
                     return
                 await _send(writer, answer)
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
-            pass  # the client went away (or sent garbage); the work it asked for is not affected
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass  # the client went away; the work it asked for is not affected
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: say so once, keep serving others
+            if self.on_error is not None:
+                self.on_error(f"control connection: {type(exc).__name__}: {exc}")
         finally:
+            self.open -= 1
             writer.close()
 
     async def _stream(self, answer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -131,15 +159,39 @@ class ControlServer:
         finally:
             listener.cancel()
 
+    async def _read_request(self, reader: asyncio.StreamReader) -> tuple[bytes, str | None]:
+        """The next request line (b"" at end of stream), or why the connection must close."""
+        try:
+            return await asyncio.wait_for(reader.readline(), self.idle_timeout), None
+        except asyncio.TimeoutError:
+            return b"", f"no request for {self.idle_timeout:g} s; closing the connection"
+        except (asyncio.LimitOverrunError, ValueError):  # readline() past the stream's limit
+            return b"", f"request line longer than {MAX_LINE:,} bytes; closing the connection"
+
     async def _answer(self, line: bytes) -> dict:
+        if nesting(line) > MAX_NESTING:
+            return {"ok": False, "error": f"request nested deeper than {MAX_NESTING} levels"}
         try:
             request = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {"ok": False, "error": "request is not a JSON line"}
         if not isinstance(request, dict) or not isinstance(request.get("op"), str):
             return {"ok": False, "error": 'request must be an object with an "op" string'}
         # Shielded: a client killed mid-request must not cancel a reload half-way.
         return await asyncio.shield(self.handler(request))
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nesting(line: bytes) -> int:
+    """How deep ``[``/``{`` nest in a JSON text (brackets inside strings do not count)."""
+    brackets = _JSON_STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    return max(itertools.accumulate(_STEP[b] for b in brackets))
 
 
 async def _send(writer: asyncio.StreamWriter, message: dict) -> None:

@@ -21,11 +21,17 @@ async def _handle(host: "Host", request: dict) -> dict:
     if op == "ping":
         return {"ok": True, "pid": os.getpid()}
     if op == "status":
-        return {"ok": True, "status": host.status()}
+        return {"ok": True, "status": await host.settled_status()}
     if op == "reload":
-        outcome = await host.reloader.reload("control")
+        trial = request.get("trial")
+        if trial is not None and (isinstance(trial, bool) or not isinstance(trial, (int, float))):
+            return {"ok": False, "error": '"trial" must be a number of seconds'}
+        outcome = await (host.trials.start(float(trial), "control") if trial is not None
+                         else host.reloader.reload("control"))
         return {"ok": True, "outcome": outcome.to_json()}
+    if op == "confirm":
+        return {"ok": True, "outcome": (await host.trials.confirm()).to_json()}
     if op == "agent.run":
         from .agent_ops import TurnStream
         return TurnStream(host, request)
-    return {"ok": False, "error": f"unknown op {op!r} (expected reload, status, ping or agent.run)"}
+    return {"ok": False, "error": f"unknown op {op!r} (expected reload, confirm, status, ping or agent.run)"}

@@ -6,11 +6,11 @@ too, so one stream tells the whole story.
 """
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
 from typing import Any, TextIO
+from dshctl.core.yaml.jsvalue import json_dumps
 
 STYLES = {"error": "bold red", "warn": "yellow", "info": "green", "debug": "dim"}
 
@@ -41,7 +41,7 @@ class HostLog:
         if self.fmt == "json":
             record = {"ts": round(time.time(), 3), "level": level, "event": event, "message": message}
             record.update(fields)
-            self.stream.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+            self.stream.write(json_dumps(record, default=str) + "\n")
             self.stream.flush()
             return
         if level == "debug":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from dshctl.core import fsutil
 from dshctl.core.yaml.dialect import load_json, read_text
+from dshctl.core.yaml.jsvalue import json_dumps
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.errors import DshctlError, Loc, ParseError
 
@@ -33,7 +35,8 @@ class LastGood:
 def rows_digest(rows: list) -> str:
     """A stable fingerprint of composed rows: equal rows give equal digests (positions ignored)."""
     text = json.dumps(to_plain(rows), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    # surrogatepass: a lone surrogate is a valid JavaScript string, so it must hash, not raise
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def anchored(rows: list) -> list:
@@ -54,11 +57,24 @@ def record(path: Path, profile: str, rows: list, digest: str | None = None) -> s
     is that of ``rows`` as composed, so it compares with the running and on-disk trees."""
     digest = digest or rows_digest(rows)
     doc = {"version": VERSION, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "profile": profile,
-           "digest": digest, "rows": to_plain(anchored(rows))}
+           "digest": digest, "rows": _strict_json(to_plain(anchored(rows)))}
     from .state_dir import ensure
     ensure(path.parent)
-    fsutil.atomic_write(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n", mode=0o600)
+    fsutil.atomic_write(path, json_dumps(doc, indent=1) + "\n", mode=0o600)
     return digest
+
+
+def _strict_json(value):
+    """``value`` with infinities (``.inf``, a huge JSON integer) as ``!!js 1e999``, which strict JSON
+    can hold and a boot from the record evaluates back to the number; NaN is ``null``, as
+    ``JSON.stringify`` writes it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if value != value else {"__jsExpr": "1e999" if value > 0 else "-1e999"}
+    if isinstance(value, dict):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict_json(v) for v in value]
+    return value
 
 
 def load(path: Path) -> LastGood | None:

@@ -8,9 +8,12 @@ from dshctl.errors import DshctlError
 
 APPLIED, UNCHANGED, REJECTED, ROLLED_BACK, ROLLBACK_FAILED = (
     "applied", "unchanged", "rejected", "rolled-back", "rollback-failed")
+# trials (trial.py): a confirmation, nothing to confirm, and what the timer did
+CONFIRMED, NO_TRIAL, REVERTED, REVERT_FAILED = ("confirmed", "no-trial", "reverted", "revert-failed")
 
 # `dshctl reload` exit codes (docs/host.md); 6 (no host) is decided by the client.
-EXIT_CODES = {APPLIED: 0, UNCHANGED: 0, REJECTED: 4, ROLLED_BACK: 5, ROLLBACK_FAILED: 1}
+EXIT_CODES = {APPLIED: 0, UNCHANGED: 0, REJECTED: 4, ROLLED_BACK: 5, ROLLBACK_FAILED: 1,
+              CONFIRMED: 0, NO_TRIAL: 4, REVERTED: 0, REVERT_FAILED: 1}
 EXIT_NO_HOST = 6
 CHANGES = ("started", "restarted", "updated", "stopped", "disabled")
 
@@ -33,16 +36,29 @@ class ReloadOutcome:
     duration_ms: float = 0.0
     digest: str | None = None                     # of the tree running afterwards
     note: str | None = None                       # context for the summary, e.g. who applied it first
+    trial: dict | None = None                     # a trial this reload started (trial.PendingTrial)
 
     @property
     def ok(self) -> bool:
-        return self.verdict in (APPLIED, UNCHANGED)
+        return self.verdict in (APPLIED, UNCHANGED, CONFIRMED, REVERTED)
 
     def summary(self) -> str:
         clock = time.strftime("%H:%M", time.localtime(self.at))
         if self.verdict == APPLIED:
             changed = [r for r in self.rows if r.get("action") in CHANGES]
+            if self.trial is not None:
+                until = self.trial["deadline"][11:19]
+                return (f"reload applied on trial at {clock}: {len(changed)} row(s) changed; it reverts at "
+                        f"{until} unless `dshctl reload --confirm` comes first")
             return f"reload applied at {clock}: {len(changed)} row(s) changed"
+        if self.verdict == CONFIRMED:
+            return f"trial confirmed at {clock}: the running tree is now the last-good record"
+        if self.verdict == NO_TRIAL:
+            return f"nothing to confirm at {clock}: no trial is pending"
+        if self.verdict == REVERTED:
+            return f"trial reverted at {clock} ({self.note}): the previous tree runs again"
+        if self.verdict == REVERT_FAILED:
+            return f"trial revert failed at {clock}: the trial tree is still running"
         if self.verdict == UNCHANGED:
             return f"reload at {clock}: nothing changed" + (f" ({self.note})" if self.note else "")
         if self.verdict == ROLLBACK_FAILED:
@@ -55,4 +71,4 @@ class ReloadOutcome:
                 "trigger": self.trigger, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)),
                 "duration_ms": round(self.duration_ms, 2), "files": [str(f) for f in self.files],
                 "rows": self.rows, "errors": self.errors, "warnings": self.warnings, "digest": self.digest,
-                "note": self.note}
+                "note": self.note, "trial": self.trial}

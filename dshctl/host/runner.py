@@ -20,6 +20,9 @@ from .hostlog import HostLog
 from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, ROLLED_BACK, ReloadOutcome, error_json
 
 
+STATUS_WAIT_S = 5.0   # how long `status` waits for a running reload pass before answering anyway
+
+
 @dataclass
 class HostOptions:
     home: Path
@@ -33,6 +36,7 @@ class HostOptions:
     watch: bool = True              # False: reload only when asked (`dshctl reload`)
     socket_mode: int = 0o600
     apply_timeout: float = 30.0     # seconds a plugin's apply may take (RuntimeOptions)
+    idle_timeout: float = 60.0      # seconds a control connection may stay silent (control.py)
 
 
 class Host:
@@ -58,6 +62,9 @@ class Host:
         self._resumed_digest: str | None = None   # a tree booted from last-good runs under its digest
         self._boot_error: DshctlError | None = None  # why the loader refused the tree at boot
         self._claim: int | None = None   # fd of the profile's host lock, held until shutdown
+        from .trial import Trials
+        self.trials = Trials(self)
+        self.skip_initial_scan = False   # booted from an abandoned trial: do not apply the untried files
 
     # ---- boot ----------------------------------------------------------------------------------
     async def boot(self) -> None:
@@ -100,6 +107,23 @@ class Host:
         return DshctlError(f"the profile failed to start: {err.message}", loc=err.loc, hint=hint)
 
     def _initial_rows(self) -> list:
+        abandoned = self.trials.abandoned()
+        if abandoned is not None:
+            try:
+                rows = self.composer.boot().rows   # bundle layers are read at boot, whatever runs
+            except DshctlError:
+                rows = None
+            record = self._load_last_good()
+            if record is not None:
+                self.log.event("host/trial-abandoned", f"the previous host stopped during a trial (started "
+                               f"{abandoned.get('started_at', '?')}); booting the confirmed tree, the last-good "
+                               f"record saved at {record.saved_at}; save the files or run `dshctl reload` to "
+                               "apply them", level="warn")
+                self.source, self._resumed_digest = "last-good", record.digest
+                self.skip_initial_scan = True
+                return record.rows
+            if rows is not None:
+                return rows
         try:
             return self.composer.boot().rows
         except DshctlError as err:
@@ -140,10 +164,16 @@ class Host:
             self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
         return report
 
-    async def _commit(self, rows: list, digest: str | None = None) -> None:
-        """``rows`` run now: remember them and record them as last-good (serialized off the loop)."""
+    async def _commit(self, rows: list, digest: str | None = None, *, record: bool = True) -> None:
+        """``rows`` run now: remember them and record them as last-good (serialized off the loop),
+        unless a trial is pending: the record stays the confirmed tree (trial.py)."""
         self.rows = rows
         self.digest = digest or lastgood.rows_digest(rows)
+        if record and self.trials.pending is None:
+            await self.record_last_good()
+
+    async def record_last_good(self) -> None:
+        rows = self.rows
         try:
             await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
                                     self.digest)
@@ -174,7 +204,8 @@ class Host:
                            during=what)
 
     # ---- reload --------------------------------------------------------------------------------
-    async def apply_rows(self, rows: list, trigger: str, files: list, digest: str | None = None) -> ReloadOutcome:
+    async def apply_rows(self, rows: list, trigger: str, files: list, digest: str | None = None, *,
+                         record: bool = True) -> ReloadOutcome:
         """Apply ``rows`` through the loader's transactional update and classify the result."""
         from dshctl.loader import LoaderError, LoaderUpdateError
         if self.loader is None:
@@ -182,7 +213,7 @@ class Host:
             if report is None or not report.ok:
                 return ReloadOutcome(REJECTED, trigger, files, rows=(report.to_json()["rows"] if report else []),
                                      errors=[{"message": "the tree failed to start", "loc": None, "hint": None}])
-            await self._commit(rows, digest)
+            await self._commit(rows, digest, record=record)
             return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
         try:
             report = await self.loader.update(rows)
@@ -195,7 +226,7 @@ class Host:
                                  digest=self.digest)
         except LoaderError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)], digest=self.digest)
-        await self._commit(rows, digest)
+        await self._commit(rows, digest, record=record)
         self.source = "layers"
         return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
 
@@ -231,8 +262,25 @@ class Host:
 
     # ---- status --------------------------------------------------------------------------------
     def status(self) -> dict:
+        """The status document now (a pass in flight shows its half-changed rows: see below)."""
         from .status import host_status
         return host_status(self)
+
+    async def settled_status(self, wait_s: float = STATUS_WAIT_S) -> dict:
+        """The status document between reload passes. Mid-pass, the rows hold the new config that the
+        pass may still roll back, beside the previous verdict: that mix made `status` contradict
+        `reload` (issue 14). So wait for the running pass (bounded: a plugin may hang in apply)."""
+        lock = self.reloader.lock if self.reloader is not None else None
+        if lock is None or not lock.locked():
+            return self.status()
+        try:
+            await asyncio.wait_for(lock.acquire(), wait_s)
+        except asyncio.TimeoutError:
+            return self.status()   # says "reloading" and, in drift, since when
+        try:
+            return self.status()
+        finally:
+            lock.release()
 
     # ---- run -----------------------------------------------------------------------------------
     async def serve(self) -> None:
@@ -243,7 +291,8 @@ class Host:
         if self.options.watch:
             await self.reloader.start()
         self.control = ControlServer(self.socket_path, lambda req: handle(self, req),
-                                     mode=self.options.socket_mode)
+                                     mode=self.options.socket_mode, idle_timeout=self.options.idle_timeout,
+                                     on_error=lambda m: self.log.event("control/error", m, level="error"))
         await self.control.start()
         if self.options.module_reload and self.options.watch:
             from .module_reload import ModuleReloader
@@ -273,6 +322,7 @@ class Host:
 
     async def shutdown(self) -> None:
         """Stop the watchers and the socket, then dispose every row newest first."""
+        await self.trials.stop()
         for part in (self.modules, self.reloader):
             if part is not None:
                 await part.stop()
@@ -304,7 +354,20 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         log.detach_logging(handler)
+    if options.run_for is not None:
+        _fail_if_rows_failed(host)
     return 0
+
+
+def _fail_if_rows_failed(host: Host) -> None:
+    """``--for`` runs are checks (CI, the demo): rows that failed to start make the run fail."""
+    failed = [r for r in (host.boot_report or {}).get("rows", []) if r.get("action") == "failed"]
+    if failed:
+        first = failed[0]
+        raise DshctlError(f"{len(failed)} row(s) failed to start: "
+                          + ", ".join(f"{r['id']} ({r.get('reason') or 'failed'})" for r in failed),
+                          loc=Loc(first["loc"]) if first.get("loc") else None,
+                          hint="see the row/failed lines of the log; a port may be taken by another process")
 
 
 def annotate(report_rows: list, rows: list) -> list:

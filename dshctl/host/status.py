@@ -31,6 +31,7 @@ def host_status(host: "Host") -> dict:
         "reloads": host.reloader.passes if host.reloader else 0,
         "reloading": bool(host.reloader and (host.reloader.lock.locked() or host.reloader.dirty)),
         "modules": host.modules.summary() if host.modules else None,
+        "trial": host.trials.pending.to_json() if host.trials.pending else None,
     }
     info["drift"] = drift(host, disk, good)
     return {"host": info, "rows": host.loader.tree_snapshot() if host.loader else [],
@@ -74,11 +75,19 @@ def drift(host: "Host", disk: dict, good: dict | None) -> list[str]:
             lines.append("the files on disk differ from the running tree (a reload is pending)")
     if good is None:
         lines.append("no last-good record yet")
-    elif good.get("digest") != host.digest:
+    elif good.get("digest") != host.digest and host.trials.pending is None:
         lines.append("the running tree is not the last-good record (it has rows that failed to start)")
     if host.modules is not None and host.modules.restart_required:
         lines.append(f"dshctl's own code changed on disk ({len(host.modules.restart_required)} file(s)): "
                      "restart the host to load it")
+    trial = host.trials.pending
+    if trial is not None:
+        lines.append("a trial reload is pending until " + time.strftime("%H:%M:%S", time.localtime(trial.deadline))
+                     + ": `dshctl reload --confirm` keeps it, else the previous tree comes back")
+    started = host.reloader.pass_started if host.reloader else None
+    if started is not None:
+        lines.append("a reload has been running since " + time.strftime("%H:%M:%S", time.localtime(started))
+                     + ": the rows below may be half-changed")
     if host.source == "last-good":
         lines.append("booted from the last-good record")
     return lines

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from dshctl.runtime import logger
 
 from .errors import ConfigFileError, LoaderError, cause_text
 from .tree import Tree
+from dshctl.core.yaml.jsvalue import json_dumps
 
 if TYPE_CHECKING:  # pragma: no cover
     from dshctl.runtime import Context
@@ -171,7 +171,7 @@ class Include:
                               hint="make the file writable, or stop the plugin from saving its config")
         rows = [sort_row(r) for r in rows] if isinstance(rows, list) else rows
         if self.file.suffix == ".json":
-            return (json.dumps(_jsonable(rows), indent=2, ensure_ascii=False) + "\n").encode()
+            return (json_dumps(_jsonable(rows), indent=2) + "\n").encode()
         return emit.dump_rows(rows).encode()
 
     async def close(self) -> None:

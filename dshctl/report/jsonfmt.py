@@ -5,10 +5,10 @@ only when a field changes meaning or goes away; new fields may appear within a v
 """
 from __future__ import annotations
 
-import json
 from typing import IO, Sequence
 
 from dshctl.core.diagnostics import SEVERITIES, Diagnostic
+from dshctl.core.yaml.jsvalue import json_dumps
 
 VERSION = 1
 
@@ -20,4 +20,4 @@ def envelope(diags: Sequence[Diagnostic], files: int | None = None) -> dict:
 
 
 def write(diags: Sequence[Diagnostic], stream: IO[str], *, files: int | None = None) -> None:
-    stream.write(json.dumps(envelope(diags, files), indent=2, ensure_ascii=False) + "\n")
+    stream.write(json_dumps(envelope(diags, files), indent=2) + "\n")

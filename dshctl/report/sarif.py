@@ -7,13 +7,13 @@ finding about the whole file).
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Sequence
 
 from dshctl import PROJECT_URL, __version__
 from dshctl.core.diagnostics import Diagnostic
+from dshctl.core.yaml.jsvalue import json_dumps
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 RULES_DOC = f"{PROJECT_URL}/blob/main/docs/rules.md"
@@ -112,4 +112,4 @@ def to_sarif(diags: Sequence[Diagnostic]) -> dict:
 
 
 def write(diags: Sequence[Diagnostic], stream: IO[str], *, files: int | None = None) -> None:
-    stream.write(json.dumps(to_sarif(diags), indent=2, ensure_ascii=False) + "\n")
+    stream.write(json_dumps(to_sarif(diags), indent=2) + "\n")

@@ -89,7 +89,9 @@ def test_skip_unavailable_runs_the_rest_and_reports_the_skipped_rows(tmp_path):
 def test_a_row_failing_at_boot_names_where_its_config_was_set(tmp_path):
     home = make_home(tmp_path, ROWS, user="- id: c\n  config: {fail: at boot}\n")
     result = run_for(home)
-    assert result.returncode == 0, result.stderr               # dsh's boot audit: the rest runs
+    # dsh's boot audit: the rest runs; a --for run (a check) then exits 1 naming the row (issue 14)
+    assert result.returncode == 1 and "1 row(s) failed to start: c" in result.stderr, result.stderr
+    assert [e["message"].split(" ")[0] for e in events(result) if e["event"] == "row/started"]
     [failed] = [e["message"] for e in events(result) if e["event"] == "row/failed"]
     assert failed.startswith(f"c (./plugins/boom.py) at {bundle_dir(home) / 'cordis.patch.yml'}:5:")
     assert f"(config set at {user_file(home)}:2:11)" in failed and "boom: at boot" in failed

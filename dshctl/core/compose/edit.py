@@ -20,7 +20,7 @@ from typing import Any, Callable
 from dshctl.core import fsutil
 from dshctl.core.compose import layers as L
 from dshctl.core.compose.composition import Composition, compose_layers, compose_profile, iter_rows
-from dshctl.core.yaml.nodes import js_truthy, to_plain
+from dshctl.core.yaml.nodes import JsExpr, js_truthy, to_plain
 from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, profile_dir
 from dshctl.errors import DshctlError, Loc
 
@@ -183,6 +183,8 @@ def set_field(home: Path, profile: str, row_id: str, path: list[str], value: Any
     def change(doc, comp):
         row = require_row(comp, row_id)
         key = path[0]
+        if key == "config" and len(path) == 1 and not unset:
+            _check_whole_config(row, row_id, value)
         if key != "config" or len(path) == 1:
             if unset:
                 raise DshctlError(f"cannot unset {key!r}: a patch can only assign values",
@@ -198,6 +200,18 @@ def set_field(home: Path, profile: str, row_id: str, path: list[str], value: Any
     outcome = edit_layer(home, profile, home_layer, change)
     outcome.shadowed(row_id, path, value, absent=unset)
     return outcome
+
+
+def _check_whole_config(row: dict, row_id: str, value: Any) -> None:
+    """A row's whole config is a mapping (a group's: its list of rows), or an expression. Anything
+    else passes lint yet fails the row when the host plugs it, so refuse it here."""
+    group = js_truthy(row.get("group"))
+    if isinstance(value, (dict, JsExpr)) and not group or isinstance(value, list) and group or value is None:
+        return
+    want = "a list of rows (it is a group)" if group else "a mapping of the plugin's settings"
+    raise DshctlError(f"{row_id}.config must be {want}, not {type(value).__name__} {value!r}",
+                      hint=f"set one field instead, e.g. dshctl profile set {row_id}.config.port 9090, "
+                           f"or the whole config as '{{key: value}}'")
 
 
 def _edited(config: Any, keys: list[str], value: Any, unset: bool, row_id: str) -> dict:

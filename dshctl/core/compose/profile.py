@@ -16,6 +16,7 @@ from dshctl.errors import DshctlError, Loc, ParseError
 
 SHIPPED_BUNDLES = Path(__file__).resolve().parents[2] / "shipped" / "bundles"
 RESERVED_NAMES = frozenset({".", "..", "node_modules"})
+MAX_NAME_BYTES = 255  # NAME_MAX of every common file system
 HOST_BASE_BUNDLE = "@dshctl/host-base"
 
 
@@ -32,10 +33,13 @@ class Bundle:
 
 def check_profile_name(name: str) -> str:
     """dsh's name rule: not empty, no ``/`` or ``\\``, not ``.``, ``..`` or ``node_modules``."""
-    if not name or "/" in name or "\\" in name or name in RESERVED_NAMES:
+    if not name or "/" in name or "\\" in name or "\0" in name or name in RESERVED_NAMES:
         raise DshctlError(f"invalid profile name {json.dumps(name)}",
                           hint="a profile name is one directory name, e.g. web or work; "
                                "'.', '..' and 'node_modules' are reserved")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise DshctlError(f"invalid profile name {json.dumps(name[:40])}…: longer than {MAX_NAME_BYTES} bytes",
+                          hint="a profile name is one directory name, and file systems allow 255 bytes")
     return name
 
 

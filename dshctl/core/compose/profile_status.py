@@ -13,6 +13,7 @@ from dshctl.core.compose.profile import (
     new_manifest, profile_dir, read_manifest, resolve_bundle,
 )
 from dshctl.errors import DshctlError, Loc
+from dshctl.core.yaml.jsvalue import json_dumps
 
 # dsh's PROFILE_TEMPLATES, plus dshctl's own host template (the default for `profile init`).
 TEMPLATES: dict[str, list[str]] = {
@@ -137,7 +138,7 @@ def _template_files(home: Path, name: str, template: str) -> dict[str, str]:
     manifest = read_manifest(manifest_path)
     copied = json.loads(json.dumps(manifest, default=str))
     copied["name"] = f"dsh-profile-{name}"
-    files = {"package.json": json.dumps(copied, indent=2, ensure_ascii=False) + "\n"}
+    files = {"package.json": json_dumps(copied, indent=2) + "\n"}
     # The lock lets `dshctl plugin --profile <name> install` re-create the same bundles (offline
     # when their commits are in the store).
     for extra in (PROFILE_LAYER, "pnpm-workspace.yaml", "dshctl.lock.json"):

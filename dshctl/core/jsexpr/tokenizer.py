@@ -2,6 +2,7 @@
 specific message here or in the parser, so users learn what to write instead."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from collections.abc import Iterator
@@ -118,7 +119,10 @@ def _number(expr: str, pos: int) -> Token:
         raise JsSyntaxError("invalid number literal", pos + 1)
     digits = text.replace("_", "")
     if digits[:2].lower() in ("0x", "0o", "0b"):
-        number = float(int(digits, 0))
+        try:
+            number = float(int(digits, 0))
+        except OverflowError:  # beyond a double: JavaScript's number is Infinity
+            number = math.inf
     else:
         number = float(digits)
     return Token("num", text, normalize_number(number), pos + 1)

@@ -16,6 +16,9 @@ _scanstring = json.decoder.scanstring
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _WS = re.compile(r"[ \t\n\r]*")
 MAX_DEPTH = 200
+# Longer integer literals are beyond a double (JSON.parse gives Infinity) and beyond the 4,300 digits
+# Python converts from text; float() gives the same Infinity without that limit.
+_MAX_INT_DIGITS = 310
 
 
 class _Parser:
@@ -56,7 +59,9 @@ class _Parser:
         m = _NUMBER.match(text, pos)
         if m and m.end() > pos:
             s = m.group(0)
-            return (float(s) if m.group(1) or m.group(2) else int(s)), m.end()
+            if m.group(1) or m.group(2) or len(s) > _MAX_INT_DIGITS:
+                return float(s), m.end()  # JSON.parse: a number too big for a double is Infinity
+            return int(s), m.end()
         raise self.fail(f"unexpected token {text[pos]!r} in JSON", pos)
 
     def obj(self, pos: int, depth: int) -> tuple[Any, int]:

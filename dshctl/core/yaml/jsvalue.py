@@ -15,6 +15,22 @@ from typing import Any
 from dshctl.core.yaml.nodes import JsExpr
 
 _ARRAY_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(json_text: str) -> str:
+    """JSON text with every lone surrogate written as ``\\uXXXX``, as ``JSON.stringify`` does.
+
+    A lone surrogate is a valid JavaScript string (``"\\ud800"`` in a YAML or JSON file) but cannot be
+    encoded as UTF-8; in JSON it only ever sits inside a string, where the escape means the same."""
+    if json_text.isascii():
+        return json_text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
+def json_dumps(value: Any, **options: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, **options)`` that UTF-8 can always encode."""
+    return escape_surrogates(json.dumps(value, ensure_ascii=False, **options))
 
 
 def is_object(value: Any) -> bool:
@@ -121,12 +137,12 @@ def to_json(value: Any) -> str:
         f = js_number(value)
         return "null" if (f != f or math.isinf(f)) else number_text(f)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return json_dumps(value)
     if isinstance(value, JsExpr):
-        return '{"__jsExpr":' + json.dumps(value.expr, ensure_ascii=False) + "}"
+        return '{"__jsExpr":' + json_dumps(value.expr) + "}"
     if isinstance(value, dict):
         keys = js_key_order(list(value.keys()))
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + to_json(value[k])
+        return "{" + ",".join(json_dumps(k) + ":" + to_json(value[k])
                               for k in keys) + "}"
     if isinstance(value, list):
         return "[" + ",".join(to_json(v) for v in value) + "]"

@@ -55,7 +55,12 @@ def _fits_double(value: int | float) -> bool:
         return False
 
 
-def _to_int(text: str) -> int:
+# More significant decimal digits than this is beyond any double (and beyond Python's int-from-text
+# limit of 4,300 digits, which would raise ValueError): such a number is +-Infinity in JavaScript.
+_MAX_DOUBLE_DIGITS = 309
+
+
+def _to_int(text: str) -> int | float:
     sign = -1 if text[0] == "-" else 1
     body = text[1:] if text[0] in "+-" else text
     if body[:2] == "0b":
@@ -64,6 +69,8 @@ def _to_int(text: str) -> int:
         return sign * int(body[2:], 8)
     if body[:2] == "0x":
         return sign * int(body[2:], 16)
+    if len(body.lstrip("0")) > _MAX_DOUBLE_DIGITS:
+        return sign * math.inf
     return sign * int(body, 10)  # "010" is ten, as in js-yaml 4
 
 
