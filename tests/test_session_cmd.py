@@ -169,3 +169,26 @@ def test_no_session_file_makes_an_internal_error(capsys, tmp_path_factory, heade
         assert "internal error" not in err
         if code == 1:
             assert err.startswith("dshctl: error: ") and len(err.splitlines()) <= 2
+
+
+def test_archive_and_undo_write_the_profile_workspace_file(capsys, home):
+    (home / "profiles" / "web").mkdir(parents=True)
+    workspace = home / "profiles" / "web" / ".dshctl" / "workspace.json"
+    code, out, err = run(capsys, "--home", str(home), "session", "archive", "1111")
+    assert code == 0, err
+    assert out == "session 1111aaaa-0000-4000-8000-000000000001 archived\n"
+    assert json.loads(workspace.read_text()) == {"archivedSessionIds": ["1111aaaa-0000-4000-8000-000000000001"]}
+    code, out, _ = run(capsys, "--home", str(home), "session", "archive", "1111", "--format", "json")
+    assert code == 0 and json.loads(out)["changed"] is False
+    code, out, _ = run(capsys, "--home", str(home), "session", "archive", "--undo", "1111")
+    assert code == 0 and "restored from the archive" in out
+    assert json.loads(workspace.read_text()) == {"archivedSessionIds": []}
+
+
+def test_archive_refuses_an_unknown_session_or_profile_and_writes_nothing(capsys, home):
+    code, _, err = run(capsys, "--home", str(home), "session", "archive", "1111")
+    assert code == 1 and "no profile 'web'" in err and "profile list` shows the profiles" in err
+    (home / "profiles" / "web").mkdir(parents=True)
+    code, _, err = run(capsys, "--home", str(home), "session", "archive", "9999")
+    assert code == 1 and "no session '9999'" in err
+    assert not (home / "profiles" / "web" / ".dshctl").exists()

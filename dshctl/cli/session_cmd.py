@@ -1,4 +1,4 @@
-"""`dshctl session list|show|export`: the session logs of a home (ours or a real dsh home's).
+"""`dshctl session list|show|export|archive`: the session logs of a home (ours or a real dsh home's).
 
 Reading never writes: a torn tail or a turn a crash left open is reported, not repaired (a resume
 repairs). A session is named by its id or a unique prefix of it.
@@ -113,15 +113,14 @@ def cmd_export(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, prof
                fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl (the log as stored) or json.")]
                = "jsonl", output: OutputOpt = None) -> None:
     """Export one session: the logical session.jsonl text (decompressed), or one JSON document."""
-    import json
-
     from dshctl.agents.session.reader import CorruptLog
+    from dshctl.core.yaml.jsvalue import json_dumps
 
     check_format(fmt, ("jsonl", "json"))
     store = _store(ctx, home)
     seen = _read(store, session_id)                  # validates before anything is written
     if fmt == "json":
-        text = json.dumps({"header": seen.header, "events": seen.events}, ensure_ascii=False, indent=2) + "\n"
+        text = json_dumps({"header": seen.header, "events": seen.events}, indent=2) + "\n"
     else:
         try:
             text = store.raw_text(seen.header["id"])
@@ -139,9 +138,38 @@ def cmd_export(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, prof
     sys.stderr.write(f"dshctl: wrote {len(seen.events)} events to {output}\n")
 
 
+def cmd_archive(ctx: typer.Context, session_id: IdArg,
+                undo: Annotated[bool, typer.Option("--undo", help="Take it out of the archive again.")] = False,
+                home: HomeOpt = None, profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
+    """Archive a session of the profile: hidden, and a plugin driving it (the loop-agent bundle) stops;
+    --undo takes it out of the archive (a stopped loop stays stopped until /forever).
+
+    Example: dshctl session archive 3f2a --profile web
+    """
+    from dshctl.agents.workspace import set_archived, workspace_file
+
+    check_format(fmt)
+    st = effective(ctx, home, profile)
+    if not (st.home / "profiles" / st.profile).is_dir():
+        raise DshctlError(f"no profile {st.profile!r} under {st.home / 'profiles'}",
+                          hint="`dshctl profile list` shows the profiles of this home")
+    found = _resolve_id(_store(ctx, home), session_id)
+    path = workspace_file(st.home, st.profile)
+    try:
+        changed = set_archived(path, found, not undo)
+    except OSError as exc:
+        raise DshctlError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if fmt == "json":
+        print_json({"session": found, "archived": not undo, "changed": changed, "path": str(path)})
+        return
+    state = "archived" if not undo else "restored from the archive"
+    sys.stdout.write(f"session {found} {state}" + ("" if changed else " (it already was)") + "\n")
+
+
 def register(app: typer.Typer) -> None:
-    group = command_group("List, show and export the session logs of a home.")
+    group = command_group("List, show, export and archive the session logs of a home.")
     group.command("list")(cmd_list)
     group.command("show")(cmd_show)
     group.command("export")(cmd_export)
+    group.command("archive")(cmd_archive)
     app.add_typer(group, name="session")

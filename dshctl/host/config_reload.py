@@ -19,7 +19,7 @@ from dshctl.errors import DshctlError
 
 from .composer import RestartRequired
 from .lastgood import rows_digest
-from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, UNCHANGED, ReloadOutcome, error_json
+from .outcome import APPLIED, CHANGES, REJECTED, ROLLBACK_FAILED, UNCHANGED, ReloadOutcome, error_json
 from .watch import PathWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +36,11 @@ def _internal(exc: BaseException, hint: str) -> dict:
     return {"message": f"internal error: {type(exc).__name__}: {exc}", "loc": None, "hint": hint}
 
 
+def changed_rows(rows: list) -> str:
+    """``loop-runner stopped, echo started``: the rows an apply changed, in words."""
+    return ", ".join(f"{r['id']} {r['action']}" for r in rows if r.get("action") in CHANGES)
+
+
 class ConfigReloader:
     pass_started: float | None = None   # time.time() of the pass now running
 
@@ -46,7 +51,9 @@ class ConfigReloader:
         self.passes = 0               # reloads actually run (tests check the coalescing with it)
         self._changed: set[Path] = set()
         self._pump: asyncio.Task | None = None
-        self._watch_applied: tuple[str | None, float] | None = None  # (tree digest, when) of its last apply
+        # (tree digest, when, what changed) of the watcher's last apply, for an explicit reload that finds
+        # nothing left to do: it still says which rows the save started or stopped.
+        self._watch_applied: tuple[str | None, float, str] | None = None
         self.watcher = PathWatcher(host.composer.user_files, self.poke, force_polling=force_polling,
                                    on_error=lambda m: host.log.event("reload/watch-error", m, level="error"))
 
@@ -105,7 +112,7 @@ class ConfigReloader:
                 self.pass_started = None
             outcome.duration_ms = (time.perf_counter() - started) * 1000
             if trigger == "watch" and outcome.verdict == APPLIED:
-                self._watch_applied = (outcome.digest, outcome.at)
+                self._watch_applied = (outcome.digest, outcome.at, changed_rows(outcome.rows))
             self.host.record_reload(outcome)
             if not outcome.ok:
                 await self._broadcast_failure(outcome)
@@ -116,8 +123,9 @@ class ConfigReloader:
         applied = self._watch_applied
         if trigger == "watch" or applied is None or applied[0] != digest:
             return None
-        return "the file watcher applied these files at " + time.strftime("%H:%M:%S",
-                                                                          time.localtime(applied[1]))
+        when = time.strftime("%H:%M:%S", time.localtime(applied[1]))
+        changed = f": {applied[2]}" if applied[2] else ""
+        return f"the file watcher applied these files at {when}{changed}"
 
     async def _pass(self, trigger: str, files: list, record: bool = True) -> ReloadOutcome:
         try:

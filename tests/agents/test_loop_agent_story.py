@@ -78,9 +78,12 @@ def test_install_from_git_forever_then_switch_it_off_and_on_live(tmp_path, git_d
         write(user, original_user + "\n- id: loop-runner\n  disabled: true\n")
         code, verdict = host.reload()
         assert code == 0, verdict
-        # Whichever applied the save first (the watcher or this reload), the host reports the row stopping.
+        # Whichever applied the save first (the watcher or this reload), the reload reports the row stopped.
         host.wait_for("row/stopped", match=lambda e: "loop-runner" in e["message"])
-        assert verdict["verdict"] in ("applied", "unchanged")
+        if verdict["verdict"] == "applied":
+            assert {"loop-runner": "stopped"}.items() <= {r["id"]: r["action"] for r in verdict["rows"]}.items()
+        else:
+            assert verdict["verdict"] == "unchanged" and "loop-runner stopped" in verdict["summary"], verdict
         eventually(lambda: loop_row(host)[1] == "DISABLED", what="loop-runner disabled in status")
         assert state_route(port) == 404
         settled = len(continuations(home, session))
