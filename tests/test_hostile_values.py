@@ -195,4 +195,5 @@ def test_install_after_init_from_never_drops_a_bundle(home):
     err = result.stderr.decode()
     assert "@demo/greeter" in err and "neither installed nor in dshctl.lock.json" in err
     assert manifest.read_bytes() == before
-    assert json.loads(before)["dsh"]["profile"]["bundles"] == ["@dshctl/host-base", "@demo/greeter"]
+    assert json.loads(before)["dsh"]["profile"]["bundles"] == ["@dshctl/host-base", "@demo/greeter",
+                                                                "@demo/assistant"]

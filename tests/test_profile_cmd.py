@@ -299,10 +299,10 @@ def test_init_from_another_profile_copies_manifest_and_layer(capsys, demo):
     (demo / "profiles/web/dshctl.lock.json").write_text('{"lockfileVersion": 1, "packages": {}}\n')
     code, _, err = cli(capsys, "profile", "init", "copy", "--from", "web", "--home", str(demo))
     assert code == 0
-    # web's @demo/greeter lives in web's node_modules only: say so, and how to install it
-    assert "not installed in copy yet: @demo/greeter" in err
-    # it is not in the lock either, so `install` cannot bring it (issue 14): say what can
-    assert "not in the lock: add it with 'dshctl plugin --profile copy add <git url>'" in err
+    # web's demo bundles live in web's node_modules only: say so, and how to install them
+    assert "not installed in copy yet: @demo/greeter, @demo/assistant" in err
+    # they are not in the lock either, so `install` cannot bring them (issue 14): say what can
+    assert "are not in the lock: add them with 'dshctl plugin --profile copy add <git url>'" in err
     assert (demo / "profiles/copy/dshctl.lock.json").read_text() == \
         (demo / "profiles/web/dshctl.lock.json").read_text()
     assert (demo / "profiles/copy/cordis.patch.yml").read_text() == \

@@ -29,7 +29,10 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
         preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
         profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
-    JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted."""
+    JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted.
+
+    Example: dshctl agent run --profile web 'What do the workspace notes say?'
+    """
     import asyncio
 
     from dshctl.cli.agent_view import TurnPrinter
@@ -59,7 +62,10 @@ async def _run_once(s, request: dict, printer) -> dict | None:
 def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
          profile: ProfileOpt = None) -> None:
     """Talk to the agent: each line is a turn, streamed as it comes; Ctrl-C aborts a running turn,
-    Ctrl-D (or /quit) leaves. /help lists the commands."""
+    Ctrl-D (or /quit) leaves. /help lists the commands.
+
+    Example: dshctl agent chat --profile web --session 3f2a
+    """
     import asyncio
 
     from dshctl.cli.agent_view import ChatSession

@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        _print_error(os_error(exc))
+        _print_error(os_error(exc), args)
         code = EXIT_FINDINGS
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if debug:

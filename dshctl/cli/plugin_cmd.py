@@ -25,16 +25,26 @@ ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Install despite incompatible dsh/Cordis ranges (the lock records it).")]
 PlainOpt = Annotated[bool, typer.Option(
     "--allow-plain", help="Install a package without dsh.bundle as a plain dependency.")]
+# Bounded, so a value like 1e400 is a usage error, not an overflow: a terabyte is far past any bundle.
 MaxPackageOpt = Annotated[float, typer.Option(
-    "--max-package-mb", help="Refuse a package (bundle or npm) unpacking to more than this.")]
-MaxFilesOpt = Annotated[int, typer.Option("--max-files", help="Refuse a package with more files.")]
+    "--max-package-mb", min=0.001, max=1_000_000,
+    help="Refuse a package (bundle or npm) unpacking to more than this.")]
+MaxFilesOpt = Annotated[int, typer.Option("--max-files", min=1, max=100_000_000,
+                                          help="Refuse a package with more files.")]
 MaxFileOpt = Annotated[float, typer.Option(
-    "--max-file-mb", help="Refuse a package holding a larger file.")]
+    "--max-file-mb", min=0.001, max=1_000_000, help="Refuse a package holding a larger file.")]
 
 
 def _limits(max_package_mb: float, max_files: int, max_file_mb: float):
-    from dshctl.bundles.limits import MB, Limits
+    import math
 
+    from dshctl.bundles.limits import MB, Limits
+    from dshctl.errors import UsageError
+
+    for flag, value in (("--max-package-mb", max_package_mb), ("--max-file-mb", max_file_mb)):
+        if not math.isfinite(value):   # nan slips through a range check: no comparison holds
+            raise UsageError(f"{flag} takes a number of megabytes, not {value}",
+                             hint=f"for example {flag} 512")
     return Limits(total_bytes=int(max_package_mb * MB), files=max_files,
                   file_bytes=int(max_file_mb * MB))
 

@@ -66,7 +66,10 @@ def _path_of(store, session_id: str) -> str:
 
 
 def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
-    """List the sessions of the home, newest first (reads each log's header only)."""
+    """List the sessions of the home, newest first (reads each log's header only).
+
+    Example: dshctl session list --format json
+    """
     check_format(fmt)
     infos = _store(ctx, home).list()
     if fmt == "json":
@@ -90,7 +93,10 @@ def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = Non
 
 def cmd_show(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profile: ProfileOpt = None,
              fmt: FormatOpt = "text") -> None:
-    """Show one session: its header, its turns and what a resume would repair."""
+    """Show one session: its header, its turns and what a resume would repair.
+
+    Example: dshctl session show 3f2a
+    """
     from dshctl.agents.session.history import derive_history, latest_agent_preset, latest_request_header
     from dshctl.agents.session.summary import turns
 
@@ -112,7 +118,10 @@ def cmd_show(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profil
 def cmd_export(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profile: ProfileOpt = None,
                fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl (the log as stored) or json.")]
                = "jsonl", output: OutputOpt = None) -> None:
-    """Export one session: the logical session.jsonl text (decompressed), or one JSON document."""
+    """Export one session: the logical session.jsonl text (decompressed), or one JSON document.
+
+    Example: dshctl session export 3f2a --format json -o session.json
+    """
     from dshctl.agents.session.reader import CorruptLog
     from dshctl.core.yaml.jsvalue import json_dumps
 

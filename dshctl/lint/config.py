@@ -8,6 +8,8 @@ Any mistake in a config is a ``ConfigError`` at its file:line:col: a config is n
 """
 from __future__ import annotations
 
+import os
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -26,6 +28,15 @@ class ConfigError(UsageError):
     """A broken lint config (exit 2): located at the offending key or value."""
 
 
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, or its absolute form when the link chain loops (Python raises RuntimeError):
+    the loop is the file's own finding, reported when it is read, not a reason to crash here."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
 @dataclass(frozen=True)
 class Override:
     base: Path  # the directory of the config that declared it; globs are relative to it
@@ -34,7 +45,7 @@ class Override:
 
     def matches(self, path: Path) -> bool:
         try:
-            rel = PurePosixPath(path.resolve().relative_to(self.base).as_posix())
+            rel = PurePosixPath(resolved(path).relative_to(self.base).as_posix())
         except ValueError:
             return False
         return any(glob_match(p, rel) for p in self.patterns)
@@ -131,7 +142,7 @@ class ConfigResolver:
     def for_path(self, path: Path) -> LintConfig:
         if self._explicit is not None:
             return self._explicit
-        start = path.resolve().parent if not path.is_dir() else path.resolve()
+        start = resolved(path).parent if not path.is_dir() else resolved(path)
         return self._for_dir(start)
 
     def _for_dir(self, directory: Path) -> LintConfig:
@@ -148,7 +159,7 @@ class ConfigResolver:
         return result
 
     def load(self, path: Path, chain: tuple[Path, ...] = ()) -> LintConfig:
-        path = path.resolve()
+        path = resolved(path)
         if path in chain:
             raise ConfigError("extends forms a cycle", loc=Loc(str(path)),
                               hint="remove one of the extends entries: " + " -> ".join(map(str, chain)))

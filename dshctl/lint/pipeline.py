@@ -199,6 +199,6 @@ def is_dsh_home(directory: Path) -> bool:
     try:
         if directory.resolve() == resolve_home().resolve():
             return True
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
         return False
     return (directory / "profiles").is_dir() or (directory / ".agent-presets").is_dir()
