@@ -1,83 +1,86 @@
 """The ``dshctl`` entry point: global options, command groups, and error handling."""
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-from pathlib import Path
-from typing import Optional
-
-import click
-import typer
-from typing_extensions import Annotated
 
 from dshctl import __version__
-from dshctl.cli.common import State
-from dshctl.core.home import resolve_home
-from dshctl.errors import EXIT_INTERNAL, EXIT_USAGE, DshctlError
 
-app = typer.Typer(
-    name="dshctl",
-    help="Compose, lint, install and host dsh (DeepSeek Harness) configurations.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# Every command of the root, in `dshctl --help` order: name → (module under dshctl.cli, one-line
+# help). A module is imported only when one of its commands runs; its `register(app)` adds the
+# commands (a group via `app.add_typer(group, name=…)` or a command via `app.command(name)`). To add
+# a command group: write `dshctl/cli/<name>_cmd.py` with `register(app)`, add its row here, and
+# keep the help text equal to the group's own (tests/test_cli_lazy.py checks both directions).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "lint": ("lint_cmd", "Lint dsh config files (dialect, schemas, rules); exit 1 on errors."),
+    "reload": ("host_cmd", "Reload the running host's configuration and report per row."),
+    "status": ("host_cmd", "Show the running host's tree and how it compares to disk and last-good."),
+    "schema": ("schema_cmd", "Show the JSON Schemas for dsh files (for editors and CI)."),
+    "profile": ("profile_cmd", "Compose, inspect and edit dsh profiles."),
+    "preset": ("preset_cmd", "List, inspect, author and lint agent presets."),
+    "plugin": ("plugin_cmd", "Install bundles from git sources into a profile."),
+    "host": ("host_cmd", "Run a profile on dshctl's Python host."),
+}
 
-# One module per command or group; each exposes register(app). See docs/architecture.md.
-COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd"]
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"dshctl {__version__}")
-        raise typer.Exit()
+_ROOT_OPTIONS_WITH_VALUE = ("--home", "--profile", "-p")
 
 
-@app.callback()
-def root(
-    ctx: typer.Context,
-    home: Annotated[Optional[Path], typer.Option(
-        "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)] = None,
-    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile name.")] = "web",
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")] = False,
-    version: Annotated[Optional[bool], typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
-) -> None:
-    ctx.obj = State(home=resolve_home(home), profile=profile, debug=debug)
+def build_app(*, rich_help: bool = True):
+    """The typer app: root options (cli/root.py); commands loaded lazily from COMMANDS."""
+    from dshctl.cli.root import build_root
+
+    return build_root(COMMANDS, rich_help=rich_help)
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"dshctl.cli.{_name}").register(app)
+def __getattr__(name: str):
+    if name == "app":  # `from dshctl.cli.app import app` for tools that want the typer object
+        return build_app()
+    raise AttributeError(name)
 
 
-def _print_error(err: DshctlError) -> None:
+def _asks_only_for_version(args: list[str]) -> bool:
+    """`dshctl [root options] --version`: answered without importing typer (start-up budget)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--version":
+            return True
+        if arg == "--debug" or arg.startswith(("--home=", "--profile=")):
+            i += 1
+        elif arg in _ROOT_OPTIONS_WITH_VALUE:
+            i += 2
+        else:
+            return False
+    return False
+
+
+def _print_error(err) -> None:
     sys.stderr.write(f"dshctl: error: {err}\n")
     if err.hint:
         sys.stderr.write(f"  hint: {err.hint}\n")
 
 
-def _print_usage_error(err: click.exceptions.UsageError) -> None:
+def _print_usage_error(err) -> None:
     # Same shape as every other error (docs/cli.md) instead of click's four-line usage block.
     command = err.ctx.command_path if err.ctx is not None else "dshctl"
     sys.stderr.write(f"dshctl: error: {err.format_message()}\n"
                      f"  hint: run '{command} --help' for usage\n")
 
 
-def _plain_help_under_no_color() -> None:
-    """typer's rich help honours only part of NO_COLOR (bold and dim stay); drop all styling."""
-    if os.environ.get("NO_COLOR"):
-        import typer.rich_utils
-
-        typer.rich_utils.COLOR_SYSTEM = None
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; map every failure to one clear line and a documented exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if _asks_only_for_version(args):
+        sys.stdout.write(f"dshctl {__version__}\n")
+        sys.exit(0)
     debug = "--debug" in args
-    _plain_help_under_no_color()
+    import click
+
+    from dshctl.errors import EXIT_INTERNAL, EXIT_USAGE, DshctlError
+    from dshctl.terminal import color_enabled
+
+    # Help is rich on a terminal and click's plain text when piped or under NO_COLOR (docs/cli.md);
+    # the plain path never imports rich, which keeps `dshctl --help | less` within its budget.
+    app = build_app(rich_help=color_enabled(sys.stdout))
     try:
         code = app(args=args, prog_name="dshctl", standalone_mode=False)
     except DshctlError as err:
