@@ -145,7 +145,7 @@ FAULTS = {
     "profile": ("dshctl.core.compose.composition", "compose_profile", ["profile", "dump"]),
     "preset": ("dshctl.core.presets", "discover", ["preset", "list"]),
     "plugin": ("dshctl.bundles.query", "list_packages", ["plugin", "list"]),
-    "lint": ("dshctl.lint", "lint_paths", ["lint", str(DEMO_HOME)]),
+    "lint": ("dshctl.core.lintcache", "lint_with_cache", ["lint", str(DEMO_HOME)]),
     "schema": ("dshctl.core.schemas", "load_schema", ["schema", "list"]),
     "host": ("dshctl.host.runner", "run_host", ["host", "run", "--for", "1"]),
 }

@@ -110,4 +110,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"dshctl: internal error: {type(exc).__name__}: {exc}\n"
                          "  hint: run again with --debug for the traceback, and report it\n")
         code = EXIT_INTERNAL
+    cache = sys.modules.get("dshctl.core.diskcache")
+    if cache is not None:  # --no-cache holds for one invocation (main may be called in-process)
+        cache.set_enabled(True)
     sys.exit(code if isinstance(code, int) else 0)

@@ -24,9 +24,14 @@ def lint(
         "--format", "-f", help="auto (github under GitHub Actions, else text), text, json, sarif, github.")
     ] = "auto",
     list_rules: Annotated[bool, typer.Option("--list-rules", help="Describe every rule and exit.")] = False,
+    jobs: Annotated[Optional[int], typer.Option(
+        "--jobs", "-j", help="Files linted in parallel (default: the cores available).",
+        show_default=False, min=1)] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Lint every file again; neither read nor write the result cache.")] = False,
 ) -> None:
     """Lint dsh config files (dialect, schemas, rules); exit 1 on errors."""
-    from dshctl.report import FORMATS, render
+    from dshctl.report import FORMATS
 
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint="choose one of: " + ", ".join(FORMATS))
@@ -36,12 +41,28 @@ def lint(
     if not paths:
         raise UsageError("no paths given", hint="run: dshctl lint PATH… (files or directories)")
     from dshctl.core.diagnostics import has_errors
-    from dshctl.lint import lint_paths
 
-    diags, count = lint_paths(paths)
+    diags, count = run_lint(paths, rule_config={"select": None}, jobs=jobs, use_cache=not no_cache)
+    from dshctl.report import render
+
     render(diags, fmt)
     _summary(diags, count, fmt)
     raise typer.Exit(EXIT_FINDINGS if has_errors(diags) else EXIT_OK)
+
+
+def run_lint(paths, *, rule_config, jobs: int | None, use_cache: bool):
+    """Cached results for unchanged files; the rest linted on ``jobs`` cores (core/lintcache.py).
+    The parser and rules are imported only when some file missed the cache."""
+    from dshctl.core.lintcache import lint_with_cache
+    from dshctl.core.yaml.filekinds import discover
+
+    def run_misses(batch):
+        from dshctl.lint.parallel import default_jobs, lint_jobs
+
+        return lint_jobs(batch, rule_config, jobs or default_jobs())
+
+    diags, count, _ = lint_with_cache(discover(paths), rule_config, run_misses, use_cache=use_cache)
+    return diags, count
 
 
 def _summary(diags, count: int, fmt: str) -> None:

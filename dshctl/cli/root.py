@@ -55,5 +55,10 @@ def root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")] = False,
     version: Annotated[Optional[bool], typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write dshctl's caches ($XDG_CACHE_HOME/dshctl).")] = False,
 ) -> None:
+    from dshctl.core.diskcache import set_enabled
+
+    set_enabled(not no_cache)
     ctx.obj = State(home=resolve_home(home), profile=profile, debug=debug)

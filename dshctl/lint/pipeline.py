@@ -5,43 +5,23 @@ parse diagnostic and only the rules that do not need a value; everything else ru
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from dshctl.core.yaml import filekinds as fk
-from dshctl.core.yaml.dialect import load_json, load_yaml, read_text
+from dshctl.core.yaml.dialect import decode_text, load_json, load_yaml, read_text
+from dshctl.core.yaml.filekinds import SKIP_DIRS, discover  # noqa: F401 - part of this module's API
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.errors import DshctlError, Loc, ParseError
 from dshctl.lint.registry import LintFile, all_rules
 
-# Directories never worth descending into.
-SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".hg", ".svn"})
-
-
-def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
-    """Files to lint with whether each was named explicitly; directories are walked for known kinds."""
-    found: list[tuple[Path, bool]] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                found += [(Path(root, f), False) for f in sorted(files) if fk.kind_of(f)]
-        elif p.exists():
-            found.append((p, True))
-        else:
-            raise DshctlError("no such file or directory", loc=Loc(str(p)),
-                              hint="pass files or directories that exist")
-    return found
-
-
-def load(path: str, text: str | None, kind: str) -> LintFile:
-    """Stage 1: parse ``text`` in the dialect of ``kind`` and decide which schemas apply."""
+def load(path: str, text: str | None, kind: str, data: bytes | None = None) -> LintFile:
+    """Stage 1: parse ``text`` (else ``data``, else the file) in the dialect of ``kind`` and decide
+    which schemas apply."""
     lf = LintFile(path=path, kind=kind, text=text)
     try:
         if text is None:
-            lf.text = text = read_text(path)
+            lf.text = text = read_text(path) if data is None else decode_text(data, path)
         if kind == fk.PACKAGE_JSON:
             lf.document = load_json(text, path)
         else:
@@ -80,24 +60,33 @@ def lint_text(text: str, path: str | Path, *, kind: str | None = None) -> list[D
     return sorted(check(load(str(path), text, kind)), key=Diagnostic.sort_key)
 
 
-def lint_paths(paths: Iterable[str | Path]) -> tuple[list[Diagnostic], int]:
+def lint_paths(paths: Iterable[str | Path], rule_config: Mapping[str, Any] | None = None
+               ) -> tuple[list[Diagnostic], int]:
     """Lint files and directories; returns the diagnostics and the number of files checked."""
     diags: list[Diagnostic] = []
     count = 0
     for path, explicit in discover(paths):
-        kind = fk.kind_of(path)
-        if kind is None:
-            diags.append(Diagnostic.at(Loc(str(path)), "file-kind", "error",
-                                       "not a file kind dshctl lints",
-                                       hint="name it cordis.yml, *.cordis.yml, cordis.patch.yml, "
-                                            "*.overlay.yml, preset.yml or package.json"))
-            continue
-        lf = load(str(path), None, kind)
-        if kind == fk.PACKAGE_JSON and not explicit and lf.loaded and not _mentions_dsh(lf.value):
-            continue  # an ordinary npm package found while walking: not ours to lint
-        count += 1
-        diags.extend(check(lf))
+        found, counted = lint_file(str(path), explicit, rule_config)
+        diags += found
+        count += counted
     return sorted(diags, key=Diagnostic.sort_key), count
+
+
+def lint_file(path: str, explicit: bool, rule_config: Mapping[str, Any] | None = None,
+              data: bytes | None = None) -> tuple[list[Diagnostic], bool]:
+    """One file's diagnostics (from ``data`` when given: the bytes a cache key was made of) and
+    whether it counts as checked. ``rule_config`` is the effective rule configuration, a
+    JSON-like mapping (today ``select``: rule ids to run, or None for all); lint/cache.py makes it
+    part of the cache key."""
+    kind = fk.kind_of(path)
+    if kind is None:
+        return [Diagnostic.at(Loc(path), "file-kind", "error", "not a file kind dshctl lints",
+                              hint="name it cordis.yml, *.cordis.yml, cordis.patch.yml, "
+                                   "*.overlay.yml, preset.yml or package.json")], False
+    lf = load(path, None, kind, data)
+    if kind == fk.PACKAGE_JSON and not explicit and lf.loaded and not _mentions_dsh(lf.value):
+        return [], False  # an ordinary npm package found while walking: not ours to lint
+    return check(lf, (rule_config or {}).get("select")), True
 
 
 def _mentions_dsh(value) -> bool:

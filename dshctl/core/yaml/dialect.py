@@ -378,6 +378,14 @@ def read_text(path: str | Path) -> str:
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}", loc=where,
                          hint="check the file's permissions") from None
+    return decode_text(data, path)
+
+
+def decode_text(data: bytes, path: str | Path) -> str:
+    """The UTF-8 text of a file's bytes, or a ParseError at the first bad byte's line:col."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ParseError(f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}", loc=Loc(str(path)),
+                         hint="split the file; no dsh configuration is near this size")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
