@@ -27,6 +27,11 @@ def lint_jobs(jobs: Sequence[Job], rule_config: Mapping[str, Any] | None, worker
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from dshctl.core import schemas
+
+    for name in schemas.SCHEMAS:  # compiled once here, inherited by every forked worker
+        schemas._validator(name)
+
     # fork: the workers inherit the imported parser, rules and compiled schemas instead of redoing it.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         chunk = max(1, len(jobs) // (workers * 4))

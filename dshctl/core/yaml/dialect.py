@@ -32,9 +32,7 @@ except ImportError:  # pragma: no cover - exercised only without the accelerator
 
 # Limits (docs/dialect.md). js-yaml shares alias targets by reference; we do too, but refuse inputs
 # whose aliases expand (as a consumer walking the tree would see them) to an absurd size.
-MAX_DEPTH = 200
-MAX_EXPANDED_NODES = 1_000_000
-MAX_FILE_BYTES = 16 * 1024 * 1024
+from .limits import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_FILE_BYTES  # noqa: E402,F401 - re-exported
 
 JS_TAG = "tag:yaml.org,2002:js"
 
