@@ -91,3 +91,11 @@ def test_rich_help_on_a_terminal_lists_the_table():
     assert "\x1b[" in out
     for name, (_, short_help) in COMMANDS.items():
         assert name in out and short_help in out
+
+
+@pytest.mark.parametrize("args", [[], ["profile"]])
+def test_no_arguments_print_the_help_on_stdout(args):
+    proc = subprocess.run([sys.executable, "-m", "dshctl", *args], capture_output=True, text=True,
+                          env=clean_env(), timeout=60)
+    assert proc.returncode == 2 and proc.stdout.startswith("Usage: dshctl") and proc.stderr == ""
+    assert "Commands:" in proc.stdout

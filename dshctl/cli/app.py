@@ -91,7 +91,10 @@ def main(argv: list[str] | None = None) -> None:
         _print_error(err)
         code = err.exit_code
     except click.exceptions.UsageError as err:
-        _print_usage_error(err)
+        if type(err).__name__ == "NoArgsIsHelpError" and err.ctx is not None:
+            sys.stdout.write(err.ctx.get_help() + "\n")  # `dshctl` or `dshctl profile` alone: the help
+        else:
+            _print_usage_error(err)
         code = EXIT_USAGE
     except click.exceptions.Abort:
         sys.stderr.write("dshctl: aborted\n")
