@@ -1,6 +1,7 @@
 """Preset discovery + health at scale: 10,000 presets across 3 roots.
 
     .venv/bin/python benchmarks/bench_presets.py [--presets N] [--repeat R]
+    .venv/bin/python benchmarks/bench_presets.py --growth   # re-scan at 2.5k / 5k / 10k, with ratios
 
 Prints the cold scan (a fresh ScanCache: every file read, hashed and parsed), the re-scan with
 nothing changed (same cache: stat only), and the whole CLI in a fresh process
@@ -78,11 +79,41 @@ def report(label: str, runs: list[tuple[float, float]]) -> None:
           f"(wall runs: {', '.join(f'{t * 1000:.0f}' for t, _ in runs)})")
 
 
+def cpu_of(fn) -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    fn()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return after.ru_utime + after.ru_stime - own.ru_utime - own.ru_stime
+
+
+def growth(sizes=(2_500, 5_000, 10_000), repeat: int = 7) -> None:
+    """In-process re-scan with nothing changed at 1x / 2x / 4x: median CPU and the ratio to 1x
+    (target: linear, <= 150 ms at 10,000)."""
+    first = None
+    for n in sizes:
+        base = Path(tempfile.mkdtemp(prefix="bench-presets-"))
+        try:
+            roots = build(base, n)
+            cache = ScanCache()
+            discover(roots, cache=cache)
+            runs = [cpu_of(lambda: discover(roots, cache=cache)) for _ in range(repeat)]
+            med = statistics.median(runs) * 1000
+            first = first or med
+            print(f"re-scan {n:>6} presets: median CPU {med:6.1f} ms, best {min(runs) * 1000:6.1f} ms, "
+                  f"ratio {med / first:4.2f}x (size {n / sizes[0]:.0f}x)")
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--presets", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--growth", action="store_true", help="re-scan at 2.5k / 5k / 10k presets")
     args = parser.parse_args()
+    if args.growth:
+        growth()
+        return
     base = Path(tempfile.mkdtemp(prefix="bench-presets-"))
     try:
         roots = build(base, args.presets)

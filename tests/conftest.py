@@ -39,3 +39,17 @@ def example_home_is_left_untouched():
     before = _tree_digest(EXAMPLE_HOME)
     yield
     assert _tree_digest(EXAMPLE_HOME) == before, "a test modified examples/home; copy it to tmp_path first"
+
+
+# --- dshctl's caches go to a scratch directory, never the developer's ~/.cache -------------------
+
+@pytest.fixture(scope="session", autouse=True)
+def scratch_cache_home(tmp_path_factory):
+    """One cache root for the whole run (subprocesses inherit it), so tests also exercise warm caches."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old

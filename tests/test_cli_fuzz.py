@@ -34,6 +34,8 @@ def _commands(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[
 
 
 ROOT = typer.main.get_command(app)
+for _name in ROOT.list_commands(None):  # the root is lazy (cli/lazy_group.py): load every group
+    ROOT.get_command(None, _name)
 COMMANDS = [(p, c) for p, c in _commands(ROOT) if p]
 
 

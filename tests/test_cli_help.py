@@ -10,6 +10,8 @@ import typer
 from dshctl.cli.app import app, main
 
 ROOT = typer.main.get_command(app)
+for _name in ROOT.list_commands(None):  # the root is lazy (cli/lazy_group.py): load every group
+    ROOT.get_command(None, _name)
 
 
 def _commands(group=ROOT, path=()):

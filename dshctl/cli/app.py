@@ -1,80 +1,66 @@
 """The ``dshctl`` entry point: global options, command groups, and error handling."""
 from __future__ import annotations
 
-import errno
-import importlib
 import os
 import sys
-from pathlib import Path
-from typing import Optional
-
-import click
-import typer
-from typing_extensions import Annotated
 
 from dshctl import __version__
-from dshctl.cli.common import State, checked_home, complete_profiles
-from dshctl.errors import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_USAGE, DshctlError, Loc, UsageError
 
-def _keep_argument_help() -> None:
-    """typer 0.20 stores an argument's help, then calls click's ``Parameter.__init__``, which since
-    click 8.5.1 takes ``help`` itself and resets it to None: every argument's help vanished from
-    ``--help``. Store it again after the base initialiser (a no-op on versions without the clash)."""
-    import typer.core
+# Every command of the root, in `dshctl --help` order: name → (module under dshctl.cli, one-line
+# help). A module is imported only when one of its commands runs; its `register(app)` adds the
+# commands (a group via `app.add_typer(group, name=…)` or a command via `app.command(name)`). To add
+# a command group: write `dshctl/cli/<name>_cmd.py` with `register(app)`, add its row here, and
+# keep the help text equal to the group's own (tests/test_cli_lazy.py checks both directions).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "lint": ("lint_cmd", "Lint dsh config files (dialect, schemas, rules); exit 1 on errors."),
+    "reload": ("host_cmd", "Reload the running host's configuration and report per row."),
+    "status": ("host_cmd", "Show the running host's tree and how it compares to disk and last-good."),
+    "schema": ("schema_cmd", "Show the JSON Schemas for dsh files (for editors and CI)."),
+    "profile": ("profile_cmd", "Compose, inspect and edit dsh profiles."),
+    "preset": ("preset_cmd", "List, inspect, author and lint agent presets."),
+    "plugin": ("plugin_cmd", "Install bundles from git sources into a profile."),
+    "host": ("host_cmd", "Run a profile on dshctl's Python host."),
+    "agent": ("agent_cmd", "Run the profile's agent: one turn, or an interactive chat."),
+    "session": ("session_cmd", "List, show, export and archive the session logs of a home."),
+    "completion": ("completion_cmd",
+                   "Print a completion script for SHELL (commands, options, profiles, row ids, preset ids)."),
+}
 
-    original = typer.core.TyperArgument.__init__
-    if getattr(original, "_dshctl_keeps_help", False):
-        return
-
-    def init(self, *args, help=None, **kwargs):  # noqa: A002 - click's parameter name
-        original(self, *args, help=help, **kwargs)
-        self.help = help
-
-    init._dshctl_keeps_help = True
-    typer.core.TyperArgument.__init__ = init
-
-
-_keep_argument_help()
-
-app = typer.Typer(
-    name="dshctl",
-    help="Compose, lint, install and host dsh (DeepSeek Harness) configurations.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-# One module per command or group; each exposes register(app). See docs/architecture.md.
-COMMAND_MODULES = ["schema_cmd", "lint_cmd", "profile_cmd", "preset_cmd", "plugin_cmd", "host_cmd", "agent_cmd",
-                   "session_cmd", "completion_cmd"]
+_ROOT_OPTIONS_WITH_VALUE = ("--home", "--profile", "-p")
+_ROOT_FLAGS = ("--debug", "--no-cache")
+COMPLETE_VAR = "_DSHCTL_COMPLETE"   # set by the shell completion script calling back
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"dshctl {__version__}")
-        raise typer.Exit()
+def build_app(*, rich_help: bool = True):
+    """The typer app: root options (cli/root.py); commands loaded lazily from COMMANDS."""
+    from dshctl.cli.root import build_root
+
+    return build_root(COMMANDS, rich_help=rich_help)
 
 
-@app.callback()
-def root(
-    ctx: typer.Context,
-    home: Annotated[Optional[Path], typer.Option(
-        "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)] = None,
-    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile name.",
-                                         autocompletion=complete_profiles)] = "web",
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")] = False,
-    version: Annotated[Optional[bool], typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
-) -> None:
-    ctx.obj = State(home=checked_home(home), profile=profile, debug=debug)
+def __getattr__(name: str):
+    if name == "app":  # `from dshctl.cli.app import app` for tools that want the typer object
+        return build_app()
+    raise AttributeError(name)
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"dshctl.cli.{_name}").register(app)
+def _asks_only_for_version(args: list[str]) -> bool:
+    """`dshctl [root options] --version`: answered without importing typer (start-up budget)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--version":
+            return True
+        if arg in _ROOT_FLAGS or arg.startswith(("--home=", "--profile=")):
+            i += 1
+        elif arg in _ROOT_OPTIONS_WITH_VALUE:
+            i += 2
+        else:
+            return False
+    return False
 
 
-def _print_error(err: DshctlError, argv: list[str]) -> None:
+def _print_error(err, argv: list[str]) -> None:
     from dshctl.cli.common import given_options, repeat_options
 
     given = given_options(argv)
@@ -83,70 +69,55 @@ def _print_error(err: DshctlError, argv: list[str]) -> None:
         sys.stderr.write(f"  hint: {repeat_options(err.hint, given)}\n")
 
 
-def _print_usage_error(err: click.exceptions.UsageError) -> None:
+def _print_usage_error(err) -> None:
     # Same shape as every other error (docs/cli.md) instead of click's four-line usage block.
     command = err.ctx.command_path if err.ctx is not None else "dshctl"
     sys.stderr.write(f"dshctl: error: {err.format_message()}\n"
                      f"  hint: run '{command} --help' for usage\n")
 
 
-def _plain_help_under_no_color() -> None:
-    """typer's rich help honours only part of NO_COLOR (bold and dim stay); drop all styling."""
-    if os.environ.get("NO_COLOR"):
-        import typer.rich_utils
+def _internal(exc: BaseException, debug: bool) -> int:
+    from dshctl.errors import EXIT_INTERNAL
 
-        typer.rich_utils.COLOR_SYSTEM = None
+    if debug:
+        import traceback
 
-
-def _never_unencodable() -> None:
-    """Text that UTF-8 cannot encode (a lone surrogate, a valid JavaScript string) is printed as a
-    ``\\uXXXX`` escape instead of ending the command with UnicodeEncodeError."""
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-
-
-def _check_argv(args: list[str]) -> None:
-    """Arguments must be UTF-8: Python hands undecodable bytes (``$'\\xff'``) over as lone
-    surrogates, which would end up in files no reader accepts."""
-    for n, arg in enumerate(args, 1):
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            shown = arg.encode("utf-8", "backslashreplace").decode("ascii")
-            raise UsageError(f"argument {n} ({shown!r}) is not valid UTF-8 (at character {exc.start + 1})",
-                             hint="pass text and paths in UTF-8") from None
-
-
-def os_error(exc: OSError) -> DshctlError:
-    """An OSError the file system raised, as one line naming the path."""
-    where = exc.filename if exc.filename is not None else None
-    reason = exc.strerror or str(exc)
-    hints = {errno.ENAMETOOLONG: "a file or profile name is limited to 255 bytes (and a path to 4,096)",
-             errno.ENOTDIR: "a part of the path is a file, not a directory (check --home)",
-             errno.ELOOP: "the path goes through a symbolic link loop",
-             errno.EACCES: "check the permissions", errno.EPERM: "check the permissions",
-             errno.EROFS: "the file system is read-only", errno.ENOSPC: "free some disk space"}
-    return DshctlError(reason.lower() if reason[:1].isupper() else reason,
-                       loc=Loc(str(where)) if where is not None else None,
-                       hint=hints.get(exc.errno, "check the path and try again"))
+        traceback.print_exc()
+    sys.stderr.write(f"dshctl: internal error: {type(exc).__name__}: {exc}\n"
+                     "  hint: run again with --debug for the traceback, and report it\n")
+    return EXIT_INTERNAL
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; map every failure to one clear line and a documented exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if _asks_only_for_version(args):
+        sys.stdout.write(f"dshctl {__version__}\n")
+        sys.exit(0)
+    sys.exit(_run(args))
+
+
+def _run(args: list[str]) -> int:
+    debug = "--debug" in args
+    import click
+
     import dshctl.cli.common as common
+    from dshctl.cli.failures import check_argv, never_unencodable, os_error
+    from dshctl.errors import EXIT_FINDINGS, EXIT_USAGE, DshctlError
+    from dshctl.terminal import color_enabled
 
     common.ARGV[:] = args
-    debug = "--debug" in args
-    _plain_help_under_no_color()
-    from dshctl.cli.completion_cmd import answer_completion_request
+    never_unencodable()
+    # Help is rich on a terminal and click's plain text when piped or under NO_COLOR (docs/cli.md);
+    # the plain path never imports rich, which keeps `dshctl --help | less` within its budget.
+    app = build_app(rich_help=color_enabled(sys.stdout))
+    if os.environ.get(COMPLETE_VAR):
+        from dshctl.cli.completion_cmd import answer_completion_request
 
-    if answer_completion_request(app):  # the completion script calling back
-        sys.exit(0)
-    _never_unencodable()
+        if answer_completion_request(app):  # the completion script calling back
+            return 0
     try:
-        _check_argv(args)
+        check_argv(args)
         code = app(args=args, prog_name="dshctl", standalone_mode=False)
     except DshctlError as err:
         if debug:
@@ -156,7 +127,10 @@ def main(argv: list[str] | None = None) -> None:
         _print_error(err, args)
         code = err.exit_code
     except click.exceptions.UsageError as err:
-        _print_usage_error(err)
+        if type(err).__name__ == "NoArgsIsHelpError" and err.ctx is not None:
+            sys.stdout.write(err.ctx.get_help() + "\n")  # `dshctl` or `dshctl profile` alone: the help
+        else:
+            _print_usage_error(err)
         code = EXIT_USAGE
     except click.exceptions.Abort:
         sys.stderr.write("dshctl: aborted\n")
@@ -175,11 +149,8 @@ def main(argv: list[str] | None = None) -> None:
         _print_error(os_error(exc), args)
         code = EXIT_FINDINGS
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        sys.stderr.write(f"dshctl: internal error: {type(exc).__name__}: {exc}\n"
-                         "  hint: run again with --debug for the traceback, and report it\n")
-        code = EXIT_INTERNAL
-    sys.exit(code if isinstance(code, int) else 0)
+        code = _internal(exc, debug)
+    cache = sys.modules.get("dshctl.core.cache.disk")
+    if cache is not None:  # --no-cache holds for one invocation (main may be called in-process)
+        cache.set_enabled(True)
+    return code if isinstance(code, int) else 0

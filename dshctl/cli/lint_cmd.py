@@ -55,8 +55,16 @@ def lint(
     list_rules: Annotated[bool, typer.Option(
         "--list-rules", help="Describe every rule with its level under the config (of the first PATH, "
                              "else the current directory) and exit.")] = False,
+    jobs: Annotated[Optional[int], typer.Option(
+        "--jobs", "-j", help="Files linted in parallel (default: the cores available).",
+        show_default=False, min=1, max=1024)] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Lint every file again; neither read nor write the result cache.")] = False,
 ) -> None:
-    """Lint dsh config files (dialect, schemas, rules); exit 1 on errors (--strict: on warnings too)."""
+    """Lint dsh config files (dialect, schemas, rules); exit 1 on errors.
+
+    Warnings fail too with --strict.
+    """
     from dshctl.report import FORMATS
 
     if fmt not in FORMATS:
@@ -67,7 +75,7 @@ def lint(
         return
     if not paths:
         raise UsageError("no paths given", hint="run: dshctl lint PATH… (files or directories, or - for stdin)")
-    diags, count = _run(paths, options, stdin_filename)
+    diags, count = _run(paths, options, stdin_filename, jobs=jobs, use_cache=not no_cache)
     _report(diags, count, fmt, strict)
 
 
@@ -81,11 +89,12 @@ def _options(config, select, ignore, kind):
                        kind=kind_named(kind) if kind else None)
 
 
-def _run(paths: list[str], options, stdin_filename: str | None):
-    from dshctl.lint.pipeline import run_lint
+def _run(paths: list[str], options, stdin_filename: str | None, *, jobs: int | None, use_cache: bool):
+    """Cached results for unchanged files; the rest linted on ``jobs`` cores (lint/parallel.py)."""
+    from dshctl.lint.parallel import run_cached
 
     files = [p for p in paths if p != STDIN]
-    result = run_lint(files, options)
+    result = run_cached(files, options, jobs=jobs, use_cache=use_cache)
     diags, count = list(result.diagnostics), result.files
     for skipped in result.skipped:
         sys.stderr.write(f"dshctl: note: {skipped}: not a dsh file kind; skipped "

@@ -24,13 +24,15 @@ def _note(text: str) -> None:
 
 
 def _roster(ctx: typer.Context, home, profile, roots, no_user_root, *, strict: bool = True):
-    from dshctl.core.presets import discover, resolve_roots
+    from dshctl.core.presets import discover, load_scan_cache, resolve_roots, save_scan_cache
 
     state = effective(ctx, home, profile)
     resolved, note = resolve_roots(state.home, state.profile, roots, no_user_root)
     if note:
         _note(note)
-    roster = discover(resolved)
+    cache = load_scan_cache(resolved)
+    roster = discover(resolved, cache=cache)
+    save_scan_cache(resolved, cache)
     if strict:
         roster.raise_root_errors()
     return roster, state

@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+import json
+from typing import Any, Iterable, Mapping
 
 from dshctl.core.yaml import filekinds as fk
-from dshctl.core.yaml.dialect import load_json, load_yaml, read_text
+from dshctl.core.yaml.dialect import decode_text, load_json, load_yaml, read_text
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.errors import DshctlError, Loc, ParseError, UsageError
 from dshctl.lint.config import ConfigResolver, RulePolicy
@@ -39,12 +40,13 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
     return found
 
 
-def load(path: str, text: str | None, kind: str) -> LintFile:
-    """Stage 1: parse ``text`` in the dialect of ``kind`` and decide which schemas apply."""
+def load(path: str, text: str | None, kind: str, data: bytes | None = None) -> LintFile:
+    """Stage 1: parse ``text`` (else ``data``, the bytes a cache key was made of, else the file) in the
+    dialect of ``kind`` and decide which schemas apply."""
     lf = LintFile(path=path, kind=kind, text=text)
     try:
         if text is None:
-            lf.text = text = read_text(path)
+            lf.text = text = read_text(path) if data is None else decode_text(data, path)
         if kind == fk.PACKAGE_JSON or (kind == fk.SETTINGS and path.endswith(".json")):
             lf.document = load_json(text, path)
         else:
@@ -154,10 +156,58 @@ def run_lint(paths: Iterable[str | Path], options: LintOptions | None = None) ->
     return result
 
 
-def lint_paths(paths: Iterable[str | Path]) -> tuple[list[Diagnostic], int]:
-    """Lint files and directories with the built-in levels; the diagnostics and the file count."""
-    result = run_lint(paths)
+def lint_paths(paths: Iterable[str | Path], rule_config: Mapping[str, Any] | None = None
+               ) -> tuple[list[Diagnostic], int]:
+    """Lint files and directories (under ``rule_config``, see ``options_from``); the diagnostics and
+    the file count."""
+    result = run_lint(paths, options_from(rule_config))
     return result.diagnostics, result.files
+
+
+# ---------------------------------------------------------------------------------------------
+# one file as a job (the result cache and parallel lint, lint/parallel.py, work in these terms)
+
+def rule_config_of(options: LintOptions) -> dict:
+    """The command line's part of the rule configuration as JSON-like data (a cache key input)."""
+    return {"config": str(options.config) if options.config else None,
+            "select": sorted(options.select) if options.select is not None else None,
+            "ignore": sorted(options.ignore), "kind": options.kind}
+
+
+def options_from(rule_config: Mapping[str, Any] | None) -> LintOptions:
+    rc = rule_config or {}
+    return LintOptions(config=Path(rc["config"]) if rc.get("config") else None,
+                       select=frozenset(rc["select"]) if rc.get("select") is not None else None,
+                       ignore=frozenset(rc.get("ignore") or ()), kind=rc.get("kind"))
+
+
+def policies_for(rule_config: Mapping[str, Any] | None) -> "_Policies":
+    return _Policies(options_from(rule_config))
+
+
+def job_salt(path: Path, explicit: bool, options: LintOptions, policies: "_Policies") -> str | None:
+    """What besides the file's bytes decides its result: its kind and the levels in force for it
+    (config files found upward included). None: no dsh kind (skipped)."""
+    kind = (options.kind if explicit else None) or kind_of(path)
+    if kind is None:
+        return None
+    levels = policies.for_path(path).levels
+    return kind + "\0" + json.dumps(sorted(levels.items()))
+
+
+def lint_one(path: str, explicit: bool, policies: "_Policies", data: bytes | None = None
+             ) -> tuple[list[Diagnostic], bool]:
+    """One file's findings and whether it counts as checked (a walked package.json that is no dsh
+    manifest does not)."""
+    kind = (policies.options.kind if explicit else None) or kind_of(Path(path))
+    if kind is None:
+        return [Diagnostic.at(Loc(path), "file-kind", "error", "not a file kind dshctl lints",
+                              hint=KIND_HINT)], False
+    policy = policies.for_path(Path(path))
+    lf = load(path, None, kind, data)
+    if kind == fk.PACKAGE_JSON and not explicit and lf.loaded and not _mentions_dsh(lf.value):
+        return [], False  # an ordinary npm package found while walking: not ours to lint
+    return finish(lf, check(lf, _enabled(policy)), policy), True
 
 
 def _mentions_dsh(value) -> bool:

@@ -4,13 +4,12 @@ This is the public entry point the presets, host and lint code build on (see doc
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from dshctl.core.gcpause import gc_paused
 from dshctl.core.compose import layers as L
 from dshctl.core.yaml.nodes import YList, YMap, js_truthy
 from dshctl.core.compose.patching import Patch, PatchResult, RowSource, apply_patches
@@ -57,22 +56,9 @@ def compose_profile(home: Path, profile: str, *, patches: Sequence[Path] = (),
     and ``--patch`` files are then not even read. ``touches=False`` skips the per-change records that
     only ``explain`` reads (``provenance.touches`` is then empty; the dump's row sources are kept).
     """
-    with _gc_paused():
+    with gc_paused():
         return _compose(Path(home), profile, patches, default_only, launcher_overlays, bundle_roots,
                         touches)
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Parsing and patching allocate many long-lived objects and free none; the cyclic GC would
-    rescan them over and over (quadratic in profile size), so it waits until we are done."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _compose(home: Path, profile: str, patches: Sequence[Path], default_only: bool,

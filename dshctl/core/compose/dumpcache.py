@@ -8,7 +8,7 @@ bundle's manifest and patch file, every place bundle resolution looked *before* 
 cached while an input is younger than two seconds, since a same-size rewrite within the filesystem's
 timestamp granularity would otherwise go unnoticed.
 
-Disable with ``DSHCTL_CACHE=0``; the directory is ``$DSHCTL_CACHE_DIR``, else
+Disable with ``DSHCTL_CACHE=0`` or ``--no-cache``; the directory is ``$DSHCTL_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/dshctl/dump``, else ``~/.cache/dshctl/dump``.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from dshctl import __version__
 from dshctl.core import fsutil
+from dshctl.core.cache import disk as diskcache
 
 RACY_SECONDS = 2.0
 # Bump when the stored output's shape changes, so entries written by an older dshctl are not used.
@@ -29,12 +30,12 @@ ENTRY_FORMAT = 2
 
 
 def cache_dir() -> Path | None:
-    if os.environ.get("DSHCTL_CACHE", "1") == "0":
+    root = diskcache.cache_root()  # None under DSHCTL_CACHE=0 or --no-cache
+    if root is None:
         return None
     if os.environ.get("DSHCTL_CACHE_DIR"):
         return Path(os.environ["DSHCTL_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dshctl" / "dump"
+    return root / "dump"
 
 
 def _stat(path: Path) -> list | None:

@@ -5,6 +5,9 @@ A lookup whose stamp (mtime, size, plus ctime and inode) is unchanged is a hit w
 file. ctime is in the stamp because a user cannot set it: an edit that restores the old mtime and
 size still moves ctime, so the file is read again and its hash decides. A touched but unchanged file
 (same hash) keeps its parsed result and only refreshes the stamp.
+
+Entries live in one table per kind ("health", "metadata"), keyed by the path string, so the
+re-scan's fast path (``fresh``) allocates nothing for an unchanged file.
 """
 from __future__ import annotations
 
@@ -17,48 +20,71 @@ from typing import Any, Callable, TypeVar
 T = TypeVar("T")
 
 Stamp = tuple[int, int, int, int]
+MISSING: Any = object()
+
+
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
 
 
 @dataclass
-class _Entry:
+class Entry:
     stamp: Stamp
     digest: str
     value: Any
 
 
 class ScanCache:
-    """Parsed results by (kind, path). Not thread-safe; one per scanning process."""
+    """Parsed results by kind and path. Not thread-safe; one per scanning process."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str], _Entry] = {}
+        self.tables: dict[str, dict[str, Entry]] = {}
         self.hits = 0  # stamp unchanged: no read
         self.rehashed = 0  # stamp changed, content identical: no parse
         self.parsed = 0  # content new or changed
+        self.dirty = False  # an entry was added, refreshed or dropped since the cache was loaded
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return sum(map(len, self.tables.values()))
+
+    def table(self, kind: str) -> dict[str, Entry]:
+        return self.tables.setdefault(kind, {})
+
+    def fresh(self, kind: str, path: str, st: os.stat_result) -> Any:
+        """The cached value when the stamp is unchanged (no read), else ``MISSING``."""
+        entry = self.table(kind).get(path)
+        if entry is not None and entry.stamp == (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino):
+            self.hits += 1
+            return entry.value
+        return MISSING
 
     def get(self, kind: str, path: str | Path, st: os.stat_result, read: Callable[[], bytes],
             build: Callable[[bytes], T]) -> T:
         """The cached value for ``path``, else ``build(read())``. ``read`` may raise OSError."""
-        key = (kind, os.fspath(path))
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
-        entry = self._entries.get(key)
-        if entry is not None and entry.stamp == stamp:
-            self.hits += 1
-            return entry.value
+        path = os.fspath(path)
+        value = self.fresh(kind, path, st)
+        if value is not MISSING:
+            return value
+        table = self.table(kind)
+        entry = table.get(path)
         data = read()
         digest = hashlib.sha256(data).hexdigest()
+        self.dirty = True
         if entry is not None and entry.digest == digest:
-            entry.stamp = stamp
+            entry.stamp = stamp_of(st)
             self.rehashed += 1
             return entry.value
         value = build(data)
-        self._entries[key] = _Entry(stamp, digest, value)
+        table[path] = Entry(stamp_of(st), digest, value)
         self.parsed += 1
         return value
 
-    def retain(self, keys: set[tuple[str, str]]) -> None:
+    def retain(self, seen: dict[str, set[str]]) -> None:
         """Drop entries for files the last scan did not see (deleted presets)."""
-        for key in [k for k in self._entries if k not in keys]:
-            del self._entries[key]
+        for kind, table in self.tables.items():
+            keep = seen.get(kind, set())
+            if keep.issuperset(table):
+                continue  # the common case, checked in C
+            for path in [p for p in table if p not in keep]:
+                del table[path]
+            self.dirty = True

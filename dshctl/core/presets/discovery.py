@@ -11,9 +11,10 @@ import os
 import stat as stat_mod
 from pathlib import Path
 
+from dshctl.core.gcpause import gc_paused
 from dshctl.errors import DshctlError, Loc
 
-from .cache import ScanCache
+from .cache import MISSING, ScanCache
 from .health import MAX_COMPOSITION_BYTES, health_of_read_error, parse_composition
 from .metadata import parse_metadata, sort_key, unreadable_metadata
 from .model import (COMPOSITION_FILE, METADATA_FILE, Health, Metadata, Preset, Root, Roster, Skipped,
@@ -23,7 +24,12 @@ from .model import (COMPOSITION_FILE, METADATA_FILE, Health, Metadata, Preset, R
 def discover(roots: list[Root], *, cache: ScanCache | None = None) -> Roster:
     """Scan ``roots`` in precedence order. Never raises for a bad preset or root: see the roster."""
     cache = cache if cache is not None else ScanCache()
-    seen: set[tuple[str, str]] = set()
+    with gc_paused():  # a scan allocates ~2 objects per preset and frees none
+        return _discover(roots, cache)
+
+
+def _discover(roots: list[Root], cache: ScanCache) -> Roster:
+    seen: dict[str, set[str]] = {"health": set(), "metadata": set()}
     winners: dict[str, Preset] = {}
     roster = Roster(roots=list(roots), presets=[], shadowed=[], skipped=[], root_errors=[])
     for root in roots:
@@ -41,7 +47,7 @@ def discover(roots: list[Root], *, cache: ScanCache | None = None) -> Roster:
     return roster
 
 
-def _scan_root(root: Root, cache: ScanCache, seen: set, roster: Roster) -> list[Preset]:
+def _scan_root(root: Root, cache: ScanCache, seen: dict, roster: Roster) -> list[Preset]:
     try:
         with os.scandir(root.path) as it:
             entries = list(it)
@@ -111,14 +117,17 @@ def _not_a_dir_reason(entry: os.DirEntry) -> str:
 
 
 def load_preset(directory: str | Path, preset_id: str, root: Root, cache: ScanCache | None = None,
-                seen: set | None = None) -> Preset:
+                seen: dict | None = None) -> Preset:
     """One preset directory: its health and metadata (both cached when a cache is given)."""
     cache = cache if cache is not None else ScanCache()
-    seen = seen if seen is not None else set()
+    seen = seen if seen is not None else {"health": set(), "metadata": set()}
     directory = os.fspath(directory)
-    health = _health(os.path.join(directory, COMPOSITION_FILE), cache, seen)
-    metadata = _metadata(os.path.join(directory, METADATA_FILE), cache, seen)
+    health = _health(directory + _SEP_COMPOSITION, cache, seen)
+    metadata = _metadata(directory + _SEP_METADATA, cache, seen)
     return Preset(preset_id, directory, root, metadata, health)
+
+
+_SEP_COMPOSITION, _SEP_METADATA = os.sep + COMPOSITION_FILE, os.sep + METADATA_FILE
 
 
 def _read(file: str) -> bytes:
@@ -126,20 +135,27 @@ def _read(file: str) -> bytes:
         return fh.read()
 
 
-def _health(file: str, cache: ScanCache, seen: set) -> Health:
+def _health(file: str, cache: ScanCache, seen: dict) -> Health:
     try:
         st = os.stat(file)
     except FileNotFoundError:
         return health_of_read_error(None, Path(file), missing=True)
     except OSError as exc:
         return health_of_read_error(exc, Path(file))
+    seen["health"].add(file)
+    value = cache.fresh("health", file, st)  # unchanged: the stamp proves it was a regular file of fine size
+    if value is not MISSING:
+        return value
+    return _health_slow(file, st, cache)
+
+
+def _health_slow(file: str, st: os.stat_result, cache: ScanCache) -> Health:
     if stat_mod.S_ISDIR(st.st_mode):
         return health_of_read_error(IsADirectoryError(errno.EISDIR, "Is a directory"), Path(file))
     if not stat_mod.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
         return health_of_read_error(OSError(errno.EINVAL, "not a regular file"), Path(file))
     if st.st_size > MAX_COMPOSITION_BYTES:
         return health_of_read_error(None, Path(file), size=st.st_size)
-    seen.add(("health", file))
     try:
         return cache.get("health", file, st, lambda: _read(file),
                          lambda data: parse_composition(data, Path(file))[1])
@@ -149,19 +165,25 @@ def _health(file: str, cache: ScanCache, seen: set) -> Health:
 
 def composition_health(file: str | Path) -> Health:
     """The health of one ``agent.cordis.yml`` read from disk, exactly as a scan computes it."""
-    return _health(os.fspath(file), ScanCache(), set())
+    return _health(os.fspath(file), ScanCache(), {"health": set()})
 
 
-def _metadata(file: str, cache: ScanCache, seen: set) -> Metadata:
+_NO_METADATA = Metadata()
+
+
+def _metadata(file: str, cache: ScanCache, seen: dict) -> Metadata:
     try:
         st = os.stat(file)
     except FileNotFoundError:
-        return Metadata()
+        return _NO_METADATA
     except OSError as exc:
         return unreadable_metadata(exc, Path(file))
+    seen["metadata"].add(file)
+    value = cache.fresh("metadata", file, st)
+    if value is not MISSING:
+        return value
     if not stat_mod.S_ISREG(st.st_mode) or st.st_size > MAX_COMPOSITION_BYTES:
         return unreadable_metadata(OSError(errno.EINVAL, "not a regular file of sensible size"), Path(file))
-    seen.add(("metadata", file))
     try:
         return cache.get("metadata", file, st, lambda: _read(file),
                          lambda data: parse_metadata(data, Path(file)))

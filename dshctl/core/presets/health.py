@@ -7,12 +7,15 @@ recursively. An unresolvable plugin is not a health problem (lint reports missin
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dshctl.core.yaml.dialect import MAX_FILE_BYTES, Document, load_yaml
+from dshctl.core.yaml.limits import MAX_FILE_BYTES
 from dshctl.errors import Loc, ParseError
 
 from .model import COMPOSITION_FILE, Health
+
+if TYPE_CHECKING:  # the parser is imported on the first parse: a cached scan never needs it
+    from dshctl.core.yaml.dialect import Document
 
 MISSING = (f"the composition file {COMPOSITION_FILE} is missing — the directory still occupies the id; "
            "delete it or restore the file")
@@ -36,6 +39,8 @@ def decode(data: bytes) -> str:
 def parse_composition(data: bytes, path: Path) -> tuple[Document | None, Health]:
     """Load the composition and check its shape. Returns the document (None when unparsable)."""
     try:
+        from dshctl.core.yaml.dialect import load_yaml
+
         doc = load_yaml(decode(data), path)
     except ParseError as err:
         return None, health_of_parse_error(err, path)

@@ -9,7 +9,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dshctl.core.yaml.dialect import load_yaml
 from dshctl.errors import Loc, ParseError
 
 from .health import decode
@@ -22,6 +21,8 @@ def parse_metadata(data: bytes, path: Path) -> Metadata:
     """Metadata from the bytes of ``preset.yml`` (js-yaml default schema; see docs/presets.md)."""
     file = str(path)
     try:
+        from dshctl.core.yaml.dialect import load_yaml  # first parse only (see health.py)
+
         doc = load_yaml(decode(data), path, js=False)
     except ParseError as err:
         return Metadata(problems=(MetadataProblem(f"preset.yml is not valid YAML ({err.message}); "

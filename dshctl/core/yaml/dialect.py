@@ -32,9 +32,7 @@ except ImportError:  # pragma: no cover - exercised only without the accelerator
 
 # Limits (docs/dialect.md). js-yaml shares alias targets by reference; we do too, but refuse inputs
 # whose aliases expand (as a consumer walking the tree would see them) to an absurd size.
-MAX_DEPTH = 200
-MAX_EXPANDED_NODES = 1_000_000
-MAX_FILE_BYTES = 16 * 1024 * 1024
+from .limits import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_FILE_BYTES  # noqa: E402,F401 - re-exported
 
 JS_TAG = "tag:yaml.org,2002:js"
 
@@ -378,6 +376,14 @@ def read_text(path: str | Path) -> str:
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}", loc=where,
                          hint="check the file's permissions") from None
+    return decode_text(data, path)
+
+
+def decode_text(data: bytes, path: str | Path) -> str:
+    """The UTF-8 text of a file's bytes, or a ParseError at the first bad byte's line:col."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ParseError(f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}", loc=Loc(str(path)),
+                         hint="split the file; no dsh configuration is near this size")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import fnmatch
-from pathlib import PurePath
-from typing import Any
+import os
+from pathlib import Path, PurePath
+from typing import Any, Iterable
+
+from dshctl.errors import DshctlError, Loc
 
 # Kind names double as schema names (see core/schemas.SCHEMAS).
 ENTRY_LIST = "entry-list"
@@ -73,3 +76,25 @@ def refine_kind(kind: str, path: str | PurePath, value: Any) -> str:
     if any("insert" in v for v in items) or all("id" in v and "name" not in v for v in items):
         return PATCH_LIST
     return kind
+
+
+# Directories never worth descending into.
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".hg", ".svn"})
+
+
+def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
+    """Files to lint with whether each was named explicitly; directories are walked for known kinds.
+    Here rather than in the lint pipeline so that a fully cached lint never imports the parser."""
+    found: list[tuple[Path, bool]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+                found += [(Path(root, f), False) for f in sorted(files) if kind_of(f)]
+        elif p.exists():
+            found.append((p, True))
+        else:
+            raise DshctlError("no such file or directory", loc=Loc(str(p)),
+                              hint="pass files or directories that exist")
+    return found

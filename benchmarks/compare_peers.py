@@ -1,0 +1,142 @@
+"""dshctl against its peers and its own targets, in one interleaved run (issue 13).
+
+    .venv/bin/python benchmarks/compare_peers.py [--runs 5] [--skip-host]
+
+Installs check-jsonschema and yamllint from PyPI into a scratch venv (~/.cache/dshctl-bench/peers,
+reused), generates the inputs (benchmarks/gen_inputs.py: the same bytes every time), and prints one
+line per row of the issue's table. Every figure is CPU time (user + sys of the child process), the
+median of ``--runs``, with dshctl's and the peer's runs interleaved so both see the same machine
+load; wall time swings with the load of the other jobs on this shared machine, CPU time much less.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import gen_inputs  # noqa: E402
+
+DSHCTL = str(ROOT / ".venv" / "bin" / "dshctl")
+PEERS = Path(os.path.expanduser("~/.cache/dshctl-bench/peers"))
+PEER_PACKAGES = ["check-jsonschema", "yamllint"]
+
+
+def peer_venv() -> Path:
+    bindir = PEERS / "bin"
+    if not all((bindir / exe).exists() for exe in PEER_PACKAGES):
+        venv.create(PEERS, with_pip=True)
+        subprocess.run([str(bindir / "pip"), "install", "-q", *PEER_PACKAGES], check=True)
+    return bindir
+
+
+def cpu_ms(cmd: list[str], env: dict | None = None) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def interleaved(runs: int, *cmds: list[str], env: dict | None = None, before=None) -> list[float]:
+    """Median CPU ms of each command, the commands taking turns."""
+    times: list[list[float]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for i, cmd in enumerate(cmds):
+            if before is not None:
+                before(i)
+            times[i].append(cpu_ms(cmd, env))
+    return [statistics.median(t) for t in times]
+
+
+def row(work: str, ours: float, peer_name: str = "", peer: float | None = None, target: str = "") -> None:
+    if peer is None:
+        print(f"{work:<58} dshctl {ours:8.0f} ms CPU   target {target}")
+    else:
+        ratio = peer / ours
+        verdict = f"{ratio:5.1f}x faster" if ratio >= 1 else f"{1 / ratio:5.1f}x slower"
+        print(f"{work:<58} dshctl {ours:8.0f} ms   {peer_name} {peer:8.0f} ms   {verdict}   target {target}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-host", action="store_true", help="skip the reload/restart row (slow)")
+    args = parser.parse_args()
+    bindir = peer_venv()
+    schema = str(ROOT / "schemas" / "entry-list.schema.json")
+    with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
+        base = Path(tmp)
+        env = {**os.environ, "XDG_CACHE_HOME": str(base / "cache")}
+        files = [str(f) for f in gen_inputs.presets(base / "presets", 100)]
+        cold_env = dict(env, DSHCTL_CACHE="0")
+        ours, theirs = interleaved(args.runs, [DSHCTL, "lint", str(base / "presets")],
+                                   [str(bindir / "check-jsonschema"), "--schemafile", schema, *files], env=cold_env)
+        row("lint 100 generated presets (cold, no cache)", ours, "check-jsonschema", theirs, ">= 10x faster")
+        subprocess.run([DSHCTL, "lint", str(base / "presets")], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)  # fills the lint cache
+        warm = interleaved(args.runs, [DSHCTL, "lint", str(base / "presets")], env=env)[0]
+        row("lint the same again (nothing changed)", warm, "check-jsonschema", theirs, ">= 100x faster")
+        small = files[0]
+        ours, theirs = interleaved(args.runs, [DSHCTL, "lint", "--no-cache", small],
+                                   [str(bindir / "yamllint"), small], env=env)
+        row("lint one small file (no cache)", ours, "yamllint", theirs, "faster than yamllint")
+        help_, version, bare = interleaved(args.runs, [DSHCTL, "--help"], [DSHCTL, "--version"],
+                                           [sys.executable, "-c", "pass"], env=env)
+        row("dshctl --help (piped)", help_, "python -c pass", bare, "<= 150 ms")
+        row("dshctl --version", version, "python -c pass", bare, "<= 80 ms")
+        _presets_rows(base, env, args.runs)
+        _compose_rows(base, env, args.runs)
+    if not args.skip_host:
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_host.py"), "--sizes", "1000",
+                        "--edits", "15"], check=False)
+
+
+def _presets_rows(base: Path, env: dict, runs: int) -> None:
+    import bench_presets
+
+    roots = bench_presets.build(base / "roster", 10_000)
+    cmd = [DSHCTL, "preset", "list", "--home", str(base / "home"), "--no-user-root", "-f", "json"]
+    for r in roots:
+        cmd += ["--root", str(r.path)]
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)  # fills the roster cache
+    import time
+
+    time.sleep(2.1)  # past the racy window: the next run trusts the stamps...
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)  # ...and saves them as trusted
+    warm, cold = interleaved(runs, cmd, [DSHCTL, "--no-cache", *cmd[1:]], env=env)
+    row("preset list, 10,000 presets, unchanged since last run", warm, target="<= 300 ms")
+    row("preset list, 10,000 presets, --no-cache", cold, target="(reference)")
+    bench_presets.growth()
+
+
+def _compose_rows(base: Path, env: dict, runs: int) -> None:
+    import bench_compose
+
+    home = bench_compose.build_home(base, 20, 2000)
+    bench_compose.age(home)
+    dump = interleaved(runs, [DSHCTL, "--no-cache", "--home", str(home), "profile", "dump"], env=env)[0]
+    row("profile dump, 20 bundles x 200 rows + 2,000 patches, no cache", dump, target="<= 300 ms")
+    from dshctl.core.compose.composition import compose_profile
+
+    first = None
+    for factor in (1, 2, 4):
+        h = home if factor == 1 else bench_compose.build_home(base, 20 * factor, 2000 * factor)
+        bench_compose.age(h)
+        compose_profile(h, "web", touches=False)
+        ms = bench_compose.best_of(lambda: compose_profile(h, "web", touches=False))
+        first = first or ms
+        print(f"warm in-process compose, {20 * factor} bundles x 200 rows: best CPU {ms:6.1f} ms, "
+              f"ratio {ms / first:4.2f}x (size {factor}x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""The persistent caches (lint results, preset roster) give exactly what a cold run gives, after
+any edit, rename, touch, truncation or deletion between runs, and are really used (parse counts).
+A damaged or foreign cache entry is rebuilt, never trusted."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from dshctl.core.cache import disk as diskcache
+from dshctl.core.cache.lint import lint_with_cache
+from dshctl.core.presets import Root, ScanCache, discover, load_scan_cache, save_scan_cache
+from dshctl.core.yaml.filekinds import discover as lintable
+from dshctl.lint.parallel import lint_jobs
+from dshctl.lint.pipeline import lint_paths
+
+from test_cli_conventions import run_main
+
+FILES = {
+    "a/cordis.yml": "- id: one\n  name: '@dshctl/logger'\n  config:\n    level: info\n",
+    "a/cordis.patch.yml": "- id: one\n  disabled: true\n",
+    "b/agent.cordis.yml": "- id: tools\n  name: '@dshctl/tools'\n  disabled: !!js process.env.X === '1'\n",
+    "b/preset.yml": "name: B\norder: 2\n",
+    "c/cordis.yml": "- name: a\n  name: b\n",  # a parse error
+    "c/package.json": '{"name": "x", "dsh": {"profile": {"bundles": 3}}}\n',
+    "d/other.overlay.yml": "- id: x\n  config: {port: 80}\n",
+}
+EDITS = ["- id: two\n  name: 12\n", "- id: one\n  disabled: yes\n", "not: [closed\n", "", "- 1\n- 2\n",
+         "- id: one\n  name: '@dshctl/logger'\n  config:\n    level: warn\n"]
+
+
+def write_tree(root: Path) -> None:
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def mutate(root: Path, rng: random.Random) -> str:
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    target = rng.choice(files)
+    action = rng.choice(["edit", "same-size", "rename", "touch", "truncate", "delete", "add", "restore-mtime"])
+    if action == "edit":
+        target.write_text(rng.choice(EDITS))
+    elif action == "same-size":  # same length, different bytes
+        data = bytearray(target.read_bytes() or b"x")
+        data[rng.randrange(len(data))] = ord(rng.choice("ab: -\n"))
+        target.write_bytes(bytes(data))
+    elif action == "rename":
+        kinds = ["cordis.yml", "cordis.patch.yml", "x.overlay.yml", "agent.cordis.yml", "preset.yml"]
+        new = target.parent / rng.choice(kinds)
+        if not new.exists():
+            target.rename(new)
+    elif action == "touch":
+        os.utime(target)
+    elif action == "truncate":
+        with open(target, "r+b") as fh:
+            fh.truncate(rng.randrange(0, max(1, target.stat().st_size)))
+    elif action == "delete":
+        target.unlink()
+    elif action == "add":
+        d = root / rng.choice("abcde")
+        d.mkdir(exist_ok=True)
+        (d / rng.choice(["cordis.yml", "cordis.patch.yml", "agent.cordis.yml"])).write_text(rng.choice(EDITS))
+    else:  # new bytes of the same size, then the old mtime put back (only ctime tells)
+        st = target.stat()
+        data = bytearray(target.read_bytes() or b"x")
+        data[0] = ord("#") if data[0] != ord("#") else ord("-")
+        target.write_bytes(bytes(data))
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return f"{action} {target.relative_to(root)}"
+
+
+def cached_lint(root: Path, rule_config=None) -> tuple[list, int, int]:
+    return lint_with_cache(lintable([root]), rule_config, lambda jobs: lint_jobs(jobs, rule_config, 1))
+
+
+def test_lint_cache_always_equals_a_cold_run(tmp_path):
+    root = tmp_path / "tree"
+    write_tree(root)
+    rng = random.Random(13)
+    first = cached_lint(root)
+    assert first[:2] == lint_paths([root]) and first[2] == len(FILES)  # cold: every file linted
+    again = cached_lint(root)
+    assert again == (first[0], first[1], 0)  # nothing changed: nothing parsed
+    for step in range(60):
+        what = mutate(root, rng)
+        diags, count, linted = cached_lint(root)
+        assert (diags, count) == lint_paths([root]), f"step {step}: {what}"
+        assert linted <= 2, f"step {step}: {what}: {linted} files re-linted for one change"
+        assert cached_lint(root)[2] == 0
+
+
+def test_lint_cache_keys_on_the_rule_configuration(tmp_path):
+    write_tree(tmp_path)
+    everything = cached_lint(tmp_path)
+    only_parse = cached_lint(tmp_path, {"select": ["parse"]})
+    assert only_parse[2] == everything[2]  # another configuration: every file linted again
+    assert only_parse[:2] == lint_paths([tmp_path], {"select": ["parse"]})
+    assert {d.rule for d in only_parse[0]} == {"parse"} != {d.rule for d in everything[0]}
+    assert cached_lint(tmp_path)[2] == 0 and cached_lint(tmp_path, {"select": ["parse"]})[2] == 0
+
+
+def test_damaged_lint_entries_are_rebuilt(tmp_path):
+    write_tree(tmp_path / "tree")
+    first = cached_lint(tmp_path / "tree")
+    entries = sorted(p for p in (Path(os.environ["XDG_CACHE_HOME"]) / "dshctl" / "lint").rglob("*") if p.is_file())
+    for i, entry in enumerate(entries):  # every way an entry can be unreadable
+        data = entry.read_bytes()
+        entry.write_bytes([b"", data[: len(data) // 2], data[:-1] + b"]", b"garbage\n" * 9][i % 4])
+    again = cached_lint(tmp_path / "tree")
+    assert again[:2] == first[:2]
+
+
+def test_cli_lint_cached_equals_no_cache_and_parallel(capsys, tmp_path):
+    root = tmp_path / "tree"
+    write_tree(root)
+    for i in range(40):  # enough files for several workers
+        (root / f"many{i}").mkdir()
+        (root / f"many{i}" / "cordis.yml").write_text(EDITS[i % len(EDITS)])
+    outs = {}
+    for label, args in [("cold", ["--no-cache", "-j", "1"]), ("fill", ["-j", "2"]), ("hit", []),
+                        ("parallel", ["--no-cache", "-j", "2"]), ("root-option", ["--jobs", "3"])]:
+        prefix = ["--no-cache"] if label == "root-option" else []
+        code, out, err = run_main(capsys, *prefix, "lint", "-f", "json", *args, root)
+        outs[label] = (code, out, err)
+    assert len({v for v in outs.values()}) == 1, outs
+    assert json.loads(outs["cold"][1])  # the tree has findings
+
+
+# -- the preset roster ----------------------------------------------------------------------------
+
+def roster_json(roots, cache) -> str:
+    roster = discover(roots, cache=cache)
+    return json.dumps([[p.to_dict() for p in roster.presets], [p.to_dict() for p in roster.shadowed],
+                       [(str(s.path), s.reason) for s in roster.skipped]], sort_keys=True)
+
+
+def make_roots(base: Path) -> list[Root]:
+    roots = [Root(base / "r0", "system"), Root(base / "r1")]
+    for i in range(12):
+        d = roots[i % 2].path / f"p{i % 8}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "agent.cordis.yml").write_text(EDITS[i % len(EDITS)])
+        if i % 3:
+            (d / "preset.yml").write_text(f"name: P{i}\norder: {i % 4}\n")
+    return roots
+
+
+def mutate_presets(roots: list[Root], rng: random.Random) -> str:
+    action = rng.choice(["edit", "rename", "touch", "truncate", "delete", "add", "restore-mtime", "meta"])
+    presets = sorted(p for r in roots for p in r.path.iterdir())
+    target = rng.choice(presets)
+    comp = target / "agent.cordis.yml"
+    if action == "edit" and comp.exists():
+        comp.write_text(rng.choice(EDITS))
+    elif action == "rename":
+        new = rng.choice(roots).path / f"q{rng.randrange(100)}"
+        if not new.exists():
+            target.rename(new)
+    elif action == "touch" and comp.exists():
+        os.utime(comp)
+    elif action == "truncate" and comp.exists():
+        with open(comp, "r+b") as fh:
+            fh.truncate(rng.randrange(0, max(1, comp.stat().st_size)))
+    elif action == "delete":
+        shutil.rmtree(target)
+    elif action == "add":
+        d = rng.choice(roots).path / f"n{rng.randrange(100)}"
+        d.mkdir(exist_ok=True)
+        (d / "agent.cordis.yml").write_text(rng.choice(EDITS))
+    elif action == "restore-mtime" and comp.exists():
+        st = comp.stat()
+        data = bytearray(comp.read_bytes() or b"x")
+        data[0] = ord("#") if data[0] != ord("#") else ord("-")
+        comp.write_bytes(bytes(data))
+        os.utime(comp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    else:
+        (target / "preset.yml").write_text(rng.choice(["name: X\n", "order: [1]\n", "::\n", ""]))
+    return f"{action} {target.name}"
+
+
+def test_roster_cache_always_equals_a_cold_scan(tmp_path):
+    roots = make_roots(tmp_path)
+    rng = random.Random(7)
+    for step in range(60):
+        cache = load_scan_cache(roots)
+        warm = roster_json(roots, cache)
+        save_scan_cache(roots, cache)
+        assert warm == roster_json(roots, ScanCache()), f"step {step}"
+        what = mutate_presets(roots, rng)
+        cache = load_scan_cache(roots)
+        assert roster_json(roots, cache) == roster_json(roots, ScanCache()), f"step {step}: {what}"
+        assert cache.parsed <= 2, f"step {step}: {what}: {cache.parsed} files parsed for one change"
+        save_scan_cache(roots, cache)
+
+
+def test_roster_cache_is_really_used_and_racy_entries_are_rehashed(tmp_path):
+    roots = make_roots(tmp_path)
+    files = sum(1 for r in roots for _ in r.path.rglob("*.yml"))
+    cache = load_scan_cache(roots)
+    cold = roster_json(roots, cache)
+    save_scan_cache(roots, cache)
+    assert cache.parsed == files
+    young = load_scan_cache(roots)  # saved within 2 s of the writes: stamps not trusted, hashes are
+    assert roster_json(roots, young) == cold and (young.parsed, young.hits) == (0, 0)
+    assert young.rehashed == files
+    time.sleep(2.1)
+    save_scan_cache(roots, young)
+    settled = load_scan_cache(roots)
+    assert roster_json(roots, settled) == cold and (settled.parsed, settled.rehashed) == (0, 0)
+    assert settled.hits == files  # old enough: stat alone
+
+
+def test_damaged_roster_cache_is_rebuilt(tmp_path):
+    roots = make_roots(tmp_path)
+    cache = load_scan_cache(roots)
+    cold = roster_json(roots, cache)
+    save_scan_cache(roots, cache)
+    [entry] = [p for p in (Path(os.environ["XDG_CACHE_HOME"]) / "dshctl" / "presets").rglob("*")
+               if p.is_file() and tmp_path.name in _roots_of(p)]
+    for damage in (b"", entry.read_bytes()[:40], diskcache.seal(b"\x00not marshal"), diskcache.seal(b"")):
+        entry.write_bytes(damage)
+        rebuilt = load_scan_cache(roots)
+        assert rebuilt.parsed == 0 and len(rebuilt) == 0
+        assert roster_json(roots, rebuilt) == cold
+
+
+def _roots_of(entry: Path) -> str:
+    import marshal
+
+    payload = diskcache.unseal(entry.read_bytes())
+    return json.dumps(marshal.loads(payload)[0]) if payload else ""
+
+
+def test_cli_preset_list_cached_equals_no_cache(capsys, tmp_path):
+    make_roots(tmp_path)
+    args = ["preset", "list", "--home", tmp_path / "home", "--no-user-root", "-f", "json",
+            "--root", tmp_path / "r0", "--root", tmp_path / "r1"]
+    outs = [run_main(capsys, "--no-cache", *args), run_main(capsys, *args), run_main(capsys, *args)]
+    assert outs[0] == outs[1] == outs[2] and outs[0][0] == 0
+
+
+def test_disk_cache_stays_within_its_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    store = diskcache.DiskCache("t", max_bytes=10_000)
+    for i in range(50):
+        store.put(diskcache.key_digest(str(i)), b"x" * 1000)
+    store.prune()
+    sizes = [p.stat().st_size for p in (tmp_path / "cache" / "dshctl" / "t").rglob("*") if p.is_file()]
+    assert sum(sizes) <= 10_000 and len(sizes) >= 5
+    assert store.get(diskcache.key_digest("49")) == b"x" * 1000  # the newest survive
