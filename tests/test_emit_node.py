@@ -26,7 +26,7 @@ from dshctl.core.compose.composition import compose_profile
 from dshctl.core.compose.dump import render_yaml
 from dshctl.core.compose.profile import manifest_bundles, read_manifest
 from dshctl.core.yaml.dialect import load_yaml
-from dshctl.core.yaml.emit import EmitError, dump, dump_rows
+from dshctl.core.yaml.emit import EmitError, dump, dump_metadata, dump_rows
 from dshctl.core.yaml.nodes import JsExpr
 from dshctl.errors import DshctlError
 from profile_helpers import make_bundle
@@ -187,3 +187,17 @@ def test_hand_picked_edges(oracle):
         JsExpr("x\ny"), {"__jsExpr": "ctx.x"}, [JsExpr("1 + 1"), {"k": JsExpr("#")}],
     ]
     assert_same_dumps(oracle, values)
+
+
+_date_like = st.sampled_from(["2024-01-01", "2024-1-2 10:00:00", "2001-12-14t21:59:43.10-05:00", "<<", "1e5",
+                              "yes", "n", "x" * 120 + " y" * 30, "a: b", "line\nbreak\n"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(st.fixed_dictionaries({}, optional={
+    "name": st.one_of(_text, _date_like), "description": st.one_of(_text, _date_like),
+    "order": _number}), min_size=10, max_size=10))
+def test_preset_metadata_is_written_as_dsh_render_preset_metadata_writes_it(oracle, batch):
+    reply = oracle.request({"metadata": [wire(fields) for fields in batch]})
+    for fields, theirs in zip(batch, reply["dumps"], strict=True):
+        assert dump_metadata(fields) == theirs, fields

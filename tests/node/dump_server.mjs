@@ -1,7 +1,9 @@
 // JSON lines in, JSON lines out, for the dumper differential test (tests/test_emit_node.py).
 //   {"values": [v, ...]}            -> {"dumps": [text | {"error": message}, ...]}
 //   {"groups": [[label, rows], ...]} -> {"text": dsh's groupedDump text}
-//   {"texts": [yaml, ...]}          -> {"loaded": [{"ok", "value"} | {"ok": false, "error"}]}
+//   {"metadata": [v, ...]}          -> {"dumps": [preset.yml text, ...]}
+//   {"texts": [yaml, ...], "schema"?: "default"}
+//                                   -> {"loaded": [{"ok", "value"} | {"ok": false, "error"}]}
 // Values arrive as JSON; {"$nonfinite": "NaN" | "Infinity" | "-Infinity"} stands for those numbers and
 // {"__jsExpr": text} is dsh's in-memory !!js node. The schema and options are dsh's own
 // (vendor/include/src/index.ts: JSON_SCHEMA + the JsExpr type; app-boot's groupedDump).
@@ -51,12 +53,18 @@ function answer(request) {
       }),
     };
   }
+  if (request.metadata) {
+    // dsh's renderPresetMetadata (packages/preset/agent-presets/src/metadata.ts): default schema, no folding
+    return { dumps: request.metadata.map((text) => yaml.dump(JSON.parse(text, revive), { lineWidth: -1 })) };
+  }
   if (request.groups) return { text: groupedDump(JSON.parse(request.groups, revive)) };
   if (request.texts) {
     return {
       loaded: request.texts.map((text) => {
         try {
-          return { ok: true, value: encode(yaml.load(text, { schema })) };
+          // dsh reads preset.yml with js-yaml's default schema (metadata.ts), everything else with its own
+          const options = request.schema === 'default' ? {} : { schema };
+          return { ok: true, value: encode(yaml.load(text, options)) };
         } catch (error) {
           return { ok: false, error: String(error.message).split('\n')[0] };
         }

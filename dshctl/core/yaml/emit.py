@@ -15,8 +15,10 @@ from typing import Any
 
 from dshctl.core.yaml.jsvalue import js_key_order, js_number, number_text
 from dshctl.core.yaml.nodes import JsExpr
-from dshctl.core.yaml.scalar_style import write_scalar
+from dshctl.core.yaml.jsyaml import DATE, TIMESTAMP
+from dshctl.core.yaml.scalar_style import LINE_WIDTH, write_scalar
 from dshctl.core.yaml.scalars import resolve_plain
+from dshctl.core.yaml.utf16 import utf16_len
 
 _SCIENTIFIC_WITHOUT_DOT = re.compile(r"[-+]?[0-9]+e")
 _JS_TAG = "!!js"
@@ -56,10 +58,18 @@ def _represent(value: Any) -> tuple[str | None, Any]:
     return None, value
 
 
+def looks_typed_default(text: str) -> bool:
+    """``looks_typed`` under js-yaml's default schema, where dates and ``<<`` are typed too."""
+    return looks_typed(text) or text == "<<" or bool(DATE.match(text) or TIMESTAMP.match(text))
+
+
 class _Writer:
-    def __init__(self, no_array_indent: bool = False, *, for_edit: bool = False):
+    def __init__(self, no_array_indent: bool = False, *, for_edit: bool = False,
+                 default_schema: bool = False, line_width: int = LINE_WIDTH):
         self.no_array_indent = no_array_indent
         self.for_edit = for_edit
+        self.ambiguous = looks_typed_default if default_schema else looks_typed
+        self.line_width = line_width
 
     def node(self, level: int, value: Any, *, compact: bool, key: bool = False,
              in_seq: bool = False, in_block: bool = True, single_line: bool = False) -> str:
@@ -84,8 +94,9 @@ class _Writer:
             else:
                 text = self.sequence(level, value, compact)
         elif isinstance(value, str):
-            text = write_scalar(value, level, key=key, in_block=in_block, ambiguous=looks_typed,
-                                single_line=single_line, keep_chomping=not self.for_edit)
+            text = write_scalar(value, level, key=key, in_block=in_block, ambiguous=self.ambiguous,
+                                single_line=single_line, keep_chomping=not self.for_edit,
+                                line_width=self.line_width)
         else:
             kind = "Null" if value is None else type(value).__name__
             raise EmitError(f"unacceptable kind of an object to dump [object {kind}]")
@@ -105,7 +116,7 @@ class _Writer:
         for k in js_key_order(list(mapping)):
             pair = "\n" + "  " * level if not compact or out else ""
             key_text = self.node(level + 1, str(k), compact=True, key=True)
-            explicit = _utf16_len(key_text) > _LONG_KEY
+            explicit = utf16_len(key_text) > _LONG_KEY
             if explicit:
                 pair += ("?" if key_text.startswith("\n") else "? ") + key_text + "\n" + "  " * level
             else:
@@ -113,10 +124,6 @@ class _Writer:
             text = self.node(level + 1, mapping[k], compact=explicit)
             out.append(pair + (":" if text.startswith("\n") else ": ") + text)
         return "".join(out)
-
-
-def _utf16_len(s: str) -> int:
-    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
 
 
 def scalar(value: Any, *, flow: bool = False, level: int = 1, for_edit: bool = False) -> str:
@@ -135,6 +142,12 @@ def dump(value: Any, *, seq_indent: int = 2, for_edit: bool = False) -> str:
     string js-yaml would write as a keep-chomped block (``|+``) is double-quoted instead, because the
     blank lines that follow it in the file would become part of it."""
     return _Writer(seq_indent == 0, for_edit=for_edit).node(0, value, compact=True) + "\n"
+
+
+def dump_metadata(fields: dict) -> str:
+    """``preset.yml`` as dsh's ``renderPresetMetadata`` writes it: js-yaml's default schema, no
+    folding (``lineWidth: -1``)."""
+    return _Writer(default_schema=True, line_width=-1).node(0, fields, compact=True) + "\n"
 
 
 def dump_rows(rows: list) -> str:

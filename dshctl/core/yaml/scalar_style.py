@@ -3,13 +3,15 @@
 dsh prints ``--dump-config`` with js-yaml, so this follows js-yaml's own decisions (YAML 1.2 character
 classes, its ``lineWidth`` 80 that shrinks with depth down to 40, its greedy folding, its escapes), not
 what would merely be valid YAML. JavaScript strings are UTF-16: every width and index here counts UTF-16
-code units, so a string holding astral characters is processed as a UTF-16 image (``_utf16``) and
+code units, so a string holding astral characters is processed as a UTF-16 image (``utf16.to_utf16``) and
 turned back at the end.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable
+
+from dshctl.core.yaml.utf16 import from_utf16, to_utf16
 
 LINE_WIDTH = 80
 INDENT = 2
@@ -55,28 +57,6 @@ def _plain_safe_first(c: int) -> bool:
     return is_printable(c) and c != _BOM and not _white(c) and c not in _FIRST_FORBIDDEN
 
 
-def _utf16(s: str) -> str:
-    """``s`` with every astral character as its two surrogates (JavaScript's view of the string)."""
-    if all(ord(ch) < 0x10000 for ch in s):
-        return s
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if o < 0x10000:
-            out.append(ch)
-        else:
-            o -= 0x10000
-            out.append(chr(0xD800 + (o >> 10)) + chr(0xDC00 + (o & 0x3FF)))
-    return "".join(out)
-
-
-def _from_utf16(s: str) -> str:
-    """Undo ``_utf16``: pairs become characters again; lone surrogates stay as they were."""
-    if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in s):
-        return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
 def _code_points(s: str):
     """(index, code point) over a UTF-16 image, pairing surrogates as ``codePointAt`` does."""
     i, n = 0, len(s)
@@ -101,30 +81,31 @@ def choose_style(s: str, single_line: bool, width: int, ambiguous: Callable[[str
     for i, c in points:
         if c == _LF and not single_line:
             has_break = True
-            foldable = foldable or (i - prev_break - 1 > width and s[prev_break + 1] != " ")
-            prev_break = i
+            if width != -1:
+                foldable = foldable or (i - prev_break - 1 > width and s[prev_break + 1] != " ")
+                prev_break = i
         elif not is_printable(c):
             return DOUBLE
         plain = plain and _plain_safe(c, prev, in_block)
         prev = c
-    if not single_line:
+    if not single_line and width != -1:
         foldable = foldable or (len(s) - prev_break - 1 > width and s[prev_break + 1] != " ")
     if not has_break and not foldable:
-        return PLAIN if plain and not ambiguous(_from_utf16(s)) else SINGLE
+        return PLAIN if plain and not ambiguous(from_utf16(s)) else SINGLE
     return FOLDED if foldable else LITERAL
 
 
 def write_scalar(text: str, level: int, *, key: bool, in_block: bool,
                  ambiguous: Callable[[str], bool], single_line: bool = False,
-                 keep_chomping: bool = True) -> str:
-    """js-yaml's ``writeScalar`` for a string at nesting ``level``."""
+                 keep_chomping: bool = True, line_width: int = LINE_WIDTH) -> str:
+    """js-yaml's ``writeScalar`` for a string at nesting ``level`` (``line_width`` -1: no folding)."""
     if not text:
         return "''"
     if text in _DEPRECATED_BOOLEANS or _BASE60.fullmatch(text):
         return f"'{text}'"
-    s = _utf16(text)
+    s = to_utf16(text)
     indent = INDENT * max(1, level)
-    width = max(min(LINE_WIDTH, 40), LINE_WIDTH - indent)
+    width = -1 if line_width == -1 else max(min(line_width, 40), line_width - indent)
     style = choose_style(s, key or single_line, width, ambiguous, in_block)
     if style == PLAIN:
         return text
@@ -135,7 +116,7 @@ def write_scalar(text: str, level: int, *, key: bool, in_block: bool,
         return '"' + _escape(s) + '"'
     body = s if style == LITERAL else _fold(s, width)
     head = ("|" if style == LITERAL else ">") + header
-    return head + _from_utf16(_drop_ending_newline(_indent_lines(body, indent)))
+    return head + from_utf16(_drop_ending_newline(_indent_lines(body, indent)))
 
 
 def _block_header(s: str) -> str:
