@@ -45,6 +45,7 @@ class Root:
 class MetadataProblem:
     message: str
     loc: Loc
+    hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ class Skipped:
     path: Path
     reason: str
     notable: bool  # worth a lint warning (looks like a preset, or an unprintable name)
+    hint: str | None = None
 
 
 @dataclass
