@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dshctl.core.yaml import dialect, emit
+from dshctl.core.yaml.verdict import js_error_text
 
 from dshctl.core import fsutil
 from dshctl.core.yaml.nodes import JsExpr
@@ -99,7 +100,7 @@ class Include:
             doc = dialect.load_json(text, path) if self.file.suffix == ".json" else \
                 dialect.load_yaml(text, path)
         except ParseError as err:
-            raise ConfigFileError(f"failed to parse config file {path}: {dialect.js_error_text(err)}",
+            raise ConfigFileError(f"failed to parse config file {path}: {js_error_text(err)}",
                                   loc=err.loc or Loc(path), hint=err.hint) from None
         except (DshctlError, UnicodeDecodeError) as err:
             raise ConfigFileError(f"failed to parse config file {path}: {cause_text(err)}",

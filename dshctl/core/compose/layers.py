@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from dshctl.core.yaml.dialect import js_error_text, load_yaml, read_text
+from dshctl.core.yaml.dialect import load_yaml, read_text
+from dshctl.core.yaml.verdict import js_error_text
 from dshctl.core.compose.profile import (
     manifest_bundles, profile_dir, read_manifest, resolve_bundle,
 )

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from dshctl.core.yaml import jsyaml
-from dshctl.core.yaml.dialect import load_yaml, yaml_error
+from dshctl.core.yaml.dialect import load_yaml
+from dshctl.core.yaml.nodes import to_plain
+from dshctl.core.yaml.verdict import yaml_error
 from dshctl.errors import Loc, ParseError
 
 from .health import decode
@@ -27,8 +30,12 @@ def parse_metadata(data: bytes, path: Path) -> Metadata:
     the problems come from the fast reader when it can read the file."""
     file = str(path)
     text = decode(data)
+    positions = _fast(text, file)
     try:
-        value = jsyaml.load(text, jsyaml.DEFAULT)
+        # Only timestamps, `<<` and tags tell js-yaml's default schema from the JSON one the fast
+        # reader speaks: without them its (js-yaml-checked) value is dsh's, and the port is not needed.
+        value = to_plain(positions) if positions is not _FAILED and not _DEFAULT_ONLY.search(text) \
+            else jsyaml.load(text, jsyaml.DEFAULT)
     except jsyaml.JsYamlError as err:
         loc = yaml_error(err, text, file).loc
         return Metadata(problems=(MetadataProblem(
@@ -37,7 +44,7 @@ def parse_metadata(data: bytes, path: Path) -> Metadata:
     except RecursionError:
         return Metadata(problems=(MetadataProblem("preset.yml nests too deeply; dsh ignores the whole file",
                                                   Loc(file)),))
-    positions = _positions(text, file)
+    positions = None if positions is _FAILED else positions
     if not isinstance(value, dict):
         return Metadata(problems=(MetadataProblem("preset.yml is not a mapping; dsh ignores the whole file",
                                                   _loc(positions, None, file)),))
@@ -93,11 +100,16 @@ def _plain_source(text: str, loc: Loc) -> str | None:
     return rest.split(" #", 1)[0].strip() or None
 
 
-def _positions(text: str, file: str) -> Any:
+_DEFAULT_ONLY = re.compile(r"[0-9]{4}-[0-9]|<<|!")
+_FAILED = object()
+
+
+def _fast(text: str, file: str) -> Any:
+    """The fast reader's value (JSON schema, with positions), or _FAILED."""
     try:
         return load_yaml(text, file, js=False).value
     except ParseError:
-        return None
+        return _FAILED
 
 
 def unreadable_metadata(exc: OSError, path: Path) -> Metadata:

@@ -24,6 +24,7 @@ from dshctl.core.yaml import jsyaml
 from dshctl.core.yaml.jsvalue import to_json
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap, to_plain
 from dshctl.core.yaml.scalars import STD_TAG, explicit_value, js_key, resolve_plain
+from dshctl.core.yaml.verdict import schema_for, suspect_text, to_nodes, yaml_error
 from dshctl.errors import Loc, ParseError
 
 try:  # ruamel's C accelerator (libyaml); optional
@@ -178,109 +179,16 @@ def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
     except _LimitError:
         raise
     except ParseError as err:
-        found = jsyaml.first_error(text, jsyaml.ENTRY_LIST if js else jsyaml.JSON)
+        found = jsyaml.first_error(text, schema_for(js))
         if found is None:
             return _from_port(text, path, js)
         raise yaml_error(found, text, path, fallback=err) from None
 
 
-def yaml_error(found: jsyaml.JsYamlError, text: str, path: str, *, fallback: ParseError | None = None
-               ) -> ParseError:
-    """js-yaml's error as a ParseError at its position (columns turned from UTF-16 units).
-
-    js-yaml gives no position for a second document; the fast reader's (where it starts) is kept."""
-    fallback_hint = fallback.hint if fallback else None
-    if found.reason.startswith("null byte"):  # js-yaml counts it on line 1 whatever the line
-        nul = text.find("\x00")
-        loc = Loc(path, text.count("\n", 0, nul) + 1, nul - (text.rfind("\n", 0, nul) + 1) + 1)
-    elif found.line:
-        loc = Loc(path, found.line, _column(text, found.line, found.column))
-    else:
-        loc = fallback.loc if fallback and fallback.loc else Loc(path)
-    # The fast reader's hint is the more specific one when both name the same error (it knows the key).
-    same = fallback is not None and fallback.message == found.reason and fallback_hint
-    hint = fallback_hint if same else yaml_hint(found.reason) or fallback_hint
-    return ParseError(found.reason, loc=loc, js_message=found.message,
-                      hint=hint or "fix the YAML syntax at that position")
-
-
-def js_error_text(err: ParseError) -> str:
-    """What dsh prints for this failure after ``failed to parse …: ``: ``String(error)`` of the
-    YAMLException (its first line), or dshctl's message when the failure is not a YAML one."""
-    return f"YAMLException: {err.js_message}" if err.js_message else err.message
-
-
-def yaml_hint(reason: str) -> str | None:
-    for start, hint in _HINTS:
-        if reason.startswith(start):
-            return hint
-    return None
-
-
-_HINTS = [
-    ("null byte", "the file looks binary; restore it from version control"),
-    ("duplicated mapping key", "a key appears twice in this mapping; keep one"),
-    ("unidentified alias", "define the anchor (&name) before this alias"),
-    ("unknown tag", "the dsh dialect knows only the JSON-schema tags and !!js (on a scalar)"),
-    ("cannot resolve a node with !<tag:yaml.org,2002:js>", "write the expression after !!js, "
-     "e.g. !!js process.env.PORT ?? 3080"),
-    ("expected a single document", "remove the extra '---' document"),
-    ("tab characters", "indent with spaces; YAML does not allow tabs in indentation"),
-    ("bad indentation", "align this entry with its siblings"),
-    ("unexpected end of the stream within a flow", "close the [ or { that opens here"),
-    ("unexpected end of the stream within a", "close the quote"),
-    ("unknown escape sequence", "escape a backslash as \\\\, or use single quotes"),
-    ("nesting exceeded maxDepth", "flatten the structure; js-yaml stops at 100 levels"),
-]
-
-
-def _column(text: str, line: int, column: int) -> int:
-    """The 1-based character column for js-yaml's 1-based UTF-16 ``column`` on ``line``."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    start = 0
-    for _ in range(line - 1):
-        nl = _next_break(text, start)
-        if nl < 0:
-            return column
-        start = nl
-    units = 0
-    for i, ch in enumerate(text[start:]):
-        if units >= column - 1:
-            return i + 1
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return column
-
-
-def _next_break(text: str, start: int) -> int:
-    """Where the line after ``start`` begins (js-yaml breaks at LF, CR and CRLF)."""
-    for i in range(start, len(text)):
-        if text[i] == "\n":
-            return i + 1
-        if text[i] == "\r":
-            return i + 2 if text[i + 1:i + 2] == "\n" else i + 1
-    return -1
-
-
 def _from_port(text: str, path: str, js: bool) -> Document:
-    value = jsyaml.load(text, jsyaml.ENTRY_LIST if js else jsyaml.JSON)
-    return Document(path=path, value=_nodes(value, Loc(path)), empty=value is None and not text.strip())
+    value = jsyaml.load(text, schema_for(js))
+    return Document(path=path, value=to_nodes(value, Loc(path)), empty=value is None and not text.strip())
 
-
-
-def _nodes(value: Any, loc: Loc) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"__jsExpr"} and isinstance(value["__jsExpr"], str):
-            return JsExpr(value["__jsExpr"], loc)
-        out = YMap(loc=loc)
-        for k, v in value.items():
-            out[k] = _nodes(v, loc)
-        return out
-    if isinstance(value, list):
-        seq = YList((_nodes(v, loc) for v in value), loc=loc)
-        seq.item_locs = [loc] * len(seq)
-        return seq
-    return value
 
 
 def _load_fast(text: str, path: str, js: bool) -> Document:
@@ -293,7 +201,7 @@ def _load_fast(text: str, path: str, js: bool) -> Document:
         doc = _read_events(text, path, js, notes)
     except AssertionError:  # ruamel asserts on some directives (`%YAML 1.3`): js-yaml decides
         raise ParseError("the YAML parser refused a directive", loc=Loc(path)) from None
-    if doc.suspect or _SUSPECT_TEXT.search(text):
+    if doc.suspect or suspect_text(text):
         return _checked(doc, text, path, js)
     return doc
 
@@ -302,12 +210,12 @@ def _checked(doc: Document, text: str, path: str, js: bool) -> Document:
     """``doc`` if js-yaml reads ``text`` the same; js-yaml's value (no positions) if it reads it
     differently; a ParseError (js-yaml's, via load_yaml) if js-yaml refuses it."""
     try:
-        value = jsyaml.load(text, jsyaml.ENTRY_LIST if js else jsyaml.JSON)
+        value = jsyaml.load(text, schema_for(js))
     except (jsyaml.JsYamlError, RecursionError):
         raise ParseError("js-yaml refuses this text", loc=Loc(path)) from None
     if to_json(to_plain(doc.value)) == to_json(value):
         return doc
-    return Document(path=path, value=_nodes(value, Loc(path)), empty=doc.empty and value is None)
+    return Document(path=path, value=to_nodes(value, Loc(path)), empty=doc.empty and value is None)
 
 
 def _read_events(text: str, path: str, js: bool, notes: list[Note]) -> Document:
@@ -329,11 +237,6 @@ def _read_events(text: str, path: str, js: bool, notes: list[Note]) -> Document:
     except YAMLError as exc:
         raise ParseError(str(exc).splitlines()[0], loc=Loc(path),
                          hint="fix the YAML syntax; the parser gave no position") from None
-
-
-# Text where ruamel and js-yaml are known to part ways, so js-yaml is asked too: tabs, CRs, directives,
-# `---x` (a document start for js-yaml), a tag or anchor that ends its line, an indented first line.
-_SUSPECT_TEXT = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*[ ]+\S|[\t\r]|^%|^(?:---|\.\.\.)\S|[!&][^\s,\[\]{}]*[ \t]*(?:#.*)?$", re.M)
 
 
 class _LimitError(ParseError):
@@ -381,7 +284,11 @@ class _TreeBuilder:
                                  hint="put !!js on the scalar values inside it instead")
             raise ParseError(f"unknown tag !<{tag}>", loc=loc,
                              hint="the dsh dialect knows only the JSON-schema tags and !!js")
-        if len(self.stack) >= MAX_DEPTH:  # js-yaml's words and position come from jsyaml
+        # js-yaml refuses a path of 100 nodes (checked in Node: 100 nested `[]`, or 99 around a scalar).
+        # Refusing the 99th collection here keeps the scalar path free of a check; 99 empty nested
+        # collections, which js-yaml allows, are then read by jsyaml (load_yaml), which also gives
+        # js-yaml's words and position for every refusal.
+        if len(self.stack) >= MAX_DEPTH - 2:
             raise ParseError(f"nesting exceeded maxDepth ({MAX_DEPTH})", loc=loc,
                              hint="flatten the structure")
         node = YMap(loc=loc) if is_map else YList(loc=loc)
@@ -426,8 +333,6 @@ def _build(next_event, path: str, js: bool, notes: list[Note]) -> Document:
         mark = e.start_mark
         loc = Loc(path, mark.line + 1, mark.column + 1) if mark is not None else Loc(path)
         if kind is scalar_event:
-            if len(stack) >= MAX_DEPTH:
-                raise ParseError(f"nesting exceeded maxDepth ({MAX_DEPTH})", loc=loc)
             if e.tag is None and not e.style:
                 value = plain_cache.get(e.value, _NO_KEY)
                 if value is _NO_KEY:

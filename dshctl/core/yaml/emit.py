@@ -95,7 +95,7 @@ class _Writer:
                 text = self.sequence(level, value, compact)
         elif isinstance(value, str):
             text = write_scalar(value, level, key=key, in_block=in_block, ambiguous=self.ambiguous,
-                                single_line=single_line, keep_chomping=not self.for_edit,
+                                single_line=single_line, for_edit=self.for_edit,
                                 line_width=self.line_width)
         else:
             kind = "Null" if value is None else type(value).__name__
@@ -139,8 +139,9 @@ def dump(value: Any, *, seq_indent: int = 2, for_edit: bool = False) -> str:
     ``seq_indent`` is how far a list under a mapping key is indented: 2 (``key:\\n  - x``, js-yaml's
     default) or 0 (``key:\\n- x``, its ``noArrayIndent``), so edits can follow a file's own style.
     ``for_edit`` is for text spliced into an existing file: integers keep their exact digits and a
-    string js-yaml would write as a keep-chomped block (``|+``) is double-quoted instead, because the
-    blank lines that follow it in the file would become part of it."""
+    string js-yaml would write as a fragile block (keep chomping ``|+``, an indentation indicator, a
+    line of only spaces) is double-quoted instead, because its end would depend on what follows it
+    in the file."""
     return _Writer(seq_indent == 0, for_edit=for_edit).node(0, value, compact=True) + "\n"
 
 

@@ -8,6 +8,7 @@ turned back at the end.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
@@ -25,8 +26,7 @@ _ESCAPES = {0x00: "\\0", 0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0
 _DEPRECATED_BOOLEANS = frozenset("y Y yes Yes YES on On ON n N no No NO off Off OFF".split())
 _BASE60 = re.compile(r"[-+]?[0-9_]+(?::[0-9_]+)+(?:\.[0-9_]*)?")
 _FIRST_FORBIDDEN = frozenset(map(ord, "-?:,[]{}#&*!|=>'\"%@`"))
-_FLOW_INDICATORS = frozenset(map(ord, ",[]{}"))
-_SPACE, _TAB, _LF, _COLON, _SHARP, _BOM = 0x20, 0x09, 0x0A, 0x3A, 0x23, 0xFEFF
+_SPACE, _TAB, _BOM = 0x20, 0x09, 0xFEFF
 _BREAK = re.compile(r" [^ ]")
 _CHUNK = re.compile(r"(\n+)([^\n]*)")
 
@@ -36,21 +36,8 @@ def is_printable(c: int) -> bool:
             or (0xE000 <= c <= 0xFFFD and c != _BOM) or 0x10000 <= c <= 0x10FFFF)
 
 
-def _ns_char_or_white(c: int) -> bool:
-    return is_printable(c) and c != _BOM and c not in (0x0D, _LF)
-
-
 def _white(c: int) -> bool:
     return c in (_SPACE, _TAB)
-
-
-def _plain_safe(c: int, prev: int, in_block: bool) -> bool:
-    c_ok = _ns_char_or_white(c)
-    c_ns = c_ok and not _white(c)
-    safe = c_ok if in_block else c_ok and c not in _FLOW_INDICATORS
-    return ((safe and c != _SHARP and not (prev == _COLON and not c_ns))
-            or (_ns_char_or_white(prev) and not _white(prev) and c == _SHARP)
-            or (prev == _COLON and c_ns))
 
 
 def _plain_safe_first(c: int) -> bool:
@@ -70,34 +57,39 @@ def _code_points(s: str):
             i += 1
 
 
+# Characters js-yaml's isPrintable refuses (with and without the line feed block styles may hold).
+_PRINTABLE = "\x20-\x7e\xa1-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
+_UNPRINTABLE_BLOCK = re.compile(f"[^\n{_PRINTABLE}]")
+_UNPRINTABLE_LINE = re.compile(f"[^{_PRINTABLE}]")
+_NOT_PLAIN = re.compile(r" #|: ")  # a comment start, a mapping separator
+_FLOW_CHARS = re.compile(r"[,\[\]{}]")
+
+
 def choose_style(s: str, single_line: bool, width: int, ambiguous: Callable[[str], bool],
                  in_block: bool) -> int:
-    """js-yaml's ``chooseScalarStyle`` (quoting type single, no forced quotes); ``s`` is UTF-16."""
-    points = list(_code_points(s))
-    plain = _plain_safe_first(points[0][1]) and not _white(points[-1][1]) and points[-1][1] != _COLON
-    has_break = foldable = False
-    prev_break = -1
-    prev = -1
-    for i, c in points:
-        if c == _LF and not single_line:
-            has_break = True
-            if width != -1:
-                foldable = foldable or (i - prev_break - 1 > width and s[prev_break + 1] != " ")
-                prev_break = i
-        elif not is_printable(c):
-            return DOUBLE
-        plain = plain and _plain_safe(c, prev, in_block)
-        prev = c
-    if not single_line and width != -1:
-        foldable = foldable or (len(s) - prev_break - 1 > width and s[prev_break + 1] != " ")
-    if not has_break and not foldable:
-        return PLAIN if plain and not ambiguous(from_utf16(s)) else SINGLE
-    return FOLDED if foldable else LITERAL
+    """js-yaml's ``chooseScalarStyle`` (quoting type single, no forced quotes); ``s`` is UTF-16.
+
+    js-yaml walks the string once, character by character; the same decisions are made here with
+    whole-string tests: unprintable -> double quotes; a line break or a line longer than ``width``
+    (not starting with a space) -> literal or folded; else plain when every character may stand
+    unquoted and the text does not read as another type, single quotes otherwise."""
+    text = from_utf16(s)  # code points, pairs joined: what isPrintable judges
+    if (_UNPRINTABLE_LINE if single_line else _UNPRINTABLE_BLOCK).search(text):
+        return DOUBLE
+    has_break = not single_line and "\n" in s
+    foldable = not single_line and width != -1 and any(
+        len(line) > width and line[:1] != " " for line in s.split("\n"))
+    if has_break or foldable:
+        return FOLDED if foldable else LITERAL
+    plain = (_plain_safe_first(ord(text[0])) and text[-1] not in " \t:" and not _NOT_PLAIN.search(text)
+             and (in_block or not _FLOW_CHARS.search(text)))
+    return PLAIN if plain and not ambiguous(text) else SINGLE
 
 
+@functools.lru_cache(maxsize=65536)  # ids, names and values repeat across the rows of a dump
 def write_scalar(text: str, level: int, *, key: bool, in_block: bool,
                  ambiguous: Callable[[str], bool], single_line: bool = False,
-                 keep_chomping: bool = True, line_width: int = LINE_WIDTH) -> str:
+                 for_edit: bool = False, line_width: int = LINE_WIDTH) -> str:
     """js-yaml's ``writeScalar`` for a string at nesting ``level`` (``line_width`` -1: no folding)."""
     if not text:
         return "''"
@@ -112,11 +104,18 @@ def write_scalar(text: str, level: int, *, key: bool, in_block: bool,
     if style == SINGLE:
         return "'" + text.replace("'", "''") + "'"
     header = _block_header(s) if style in (LITERAL, FOLDED) else ""
-    if style == DOUBLE or "+" in header and not keep_chomping:
+    if style == DOUBLE or for_edit and _fragile_block(s, header):
         return '"' + _escape(s) + '"'
     body = s if style == LITERAL else _fold(s, width)
     head = ("|" if style == LITERAL else ">") + header
     return head + from_utf16(_drop_ending_newline(_indent_lines(body, indent)))
+
+
+def _fragile_block(s: str, header: str) -> bool:
+    """A block scalar that cannot be spliced into an existing file safely: keep chomping (``+``)
+    swallows the blank lines after it, and an indentation indicator or a line of only spaces
+    makes its end depend on what follows."""
+    return "+" in header or header[:1].isdigit() or any(line and not line.strip(" ") for line in s.split("\n"))
 
 
 def _block_header(s: str) -> str:
