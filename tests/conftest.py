@@ -84,3 +84,13 @@ def js_yaml_prefix() -> Path:
     return prefix
 
 
+
+
+@pytest.fixture(scope="session")
+def dump_oracle(js_yaml_prefix):
+    """tests/node/dump_server.mjs: js-yaml's dump and load with dsh's schemas and options."""
+    from node_oracle import NodeOracle
+
+    oracle = NodeOracle(js_yaml_prefix, "dump_server.mjs")
+    yield oracle
+    oracle.close()

@@ -30,17 +30,9 @@ from dshctl.core.yaml.emit import EmitError, dump, dump_metadata, dump_rows
 from dshctl.core.yaml.nodes import JsExpr
 from dshctl.errors import DshctlError
 from profile_helpers import make_bundle
-from test_patching_node import NodeOracle
 from test_profile_corpus import HOMES
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def oracle(js_yaml_prefix):
-    node = NodeOracle(js_yaml_prefix, "dump_server.mjs")
-    yield node
-    node.close()
 
 
 def to_wire(value):
@@ -72,8 +64,8 @@ def ours(value) -> str | dict:
         return {"error": str(err)}
 
 
-def assert_same_dumps(oracle, values: list) -> None:
-    reply = oracle.request({"values": [wire(v) for v in values]})
+def assert_same_dumps(dump_oracle, values: list) -> None:
+    reply = dump_oracle.request({"values": [wire(v) for v in values]})
     for value, theirs in zip(values, reply["dumps"], strict=True):
         assert ours(value) == theirs, f"value: {value!r}"
 
@@ -82,7 +74,7 @@ def assert_same_dumps(oracle, values: list) -> None:
 # the corpus
 
 
-def test_every_corpus_yaml_file_dumps_as_js_yaml_dumps_it(oracle):
+def test_every_corpus_yaml_file_dumps_as_js_yaml_dumps_it(dump_oracle):
     values = []
     for path in corpus_files.yaml_files():
         try:
@@ -90,7 +82,7 @@ def test_every_corpus_yaml_file_dumps_as_js_yaml_dumps_it(oracle):
         except DshctlError:
             continue  # broken files are the error tests' business
     assert len(values) > 50
-    assert_same_dumps(oracle, values)
+    assert_same_dumps(dump_oracle, values)
 
 
 def _groups(comp) -> list:
@@ -117,10 +109,10 @@ def _compositions(tmp_path: Path):
     yield "examples", compose_profile(home, "web")
 
 
-def test_every_composition_dumps_as_dsh_dump_config_prints_it(oracle, tmp_path):
+def test_every_composition_dumps_as_dsh_dump_config_prints_it(dump_oracle, tmp_path):
     seen = 0
     for key, comp in _compositions(tmp_path):
-        reply = oracle.request({"groups": wire(_groups(comp))})
+        reply = dump_oracle.request({"groups": wire(_groups(comp))})
         if not comp.rows:  # dsh prints a bare newline; dshctl `[]` (docs/compose.md says why)
             assert (reply["text"], render_yaml(comp)) == ("\n", "[]\n")
             continue
@@ -160,8 +152,8 @@ _value = st.recursive(_scalar, lambda inner: st.one_of(
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(values=st.lists(_value, min_size=20, max_size=30))
-def test_generated_values_dump_to_the_same_bytes(oracle, values):
-    assert_same_dumps(oracle, values)
+def test_generated_values_dump_to_the_same_bytes(dump_oracle, values):
+    assert_same_dumps(dump_oracle, values)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -170,13 +162,13 @@ def test_generated_values_dump_to_the_same_bytes(oracle, values):
     optional={"config": st.dictionaries(_text, _value, max_size=4), "inject": st.lists(_text, max_size=3),
               "disabled": st.one_of(st.booleans(), _text.map(JsExpr))}), max_size=4), min_size=5,
     max_size=10))
-def test_generated_row_lists_dump_to_the_same_bytes(oracle, batches):
-    reply = oracle.request({"values": [wire(rows) for rows in batches]})
+def test_generated_row_lists_dump_to_the_same_bytes(dump_oracle, batches):
+    reply = dump_oracle.request({"values": [wire(rows) for rows in batches]})
     for rows, theirs in zip(batches, reply["dumps"], strict=True):
         assert dump_rows(rows) == theirs
 
 
-def test_hand_picked_edges(oracle):
+def test_hand_picked_edges(dump_oracle):
     long_words = " ".join(["word"] * 40)
     values = [
         [], {}, [[]], [{}], {"a": []}, {"a": {}}, [[1, [2, []]]], {"a": [{"b": [1]}]},
@@ -186,7 +178,7 @@ def test_hand_picked_edges(oracle):
         {"x" * 1100: 1}, {"1": "a", "b": 2, "0": 3, "4294967295": 4}, JsExpr(""), JsExpr("a: b"),
         JsExpr("x\ny"), {"__jsExpr": "ctx.x"}, [JsExpr("1 + 1"), {"k": JsExpr("#")}],
     ]
-    assert_same_dumps(oracle, values)
+    assert_same_dumps(dump_oracle, values)
 
 
 _date_like = st.sampled_from(["2024-01-01", "2024-1-2 10:00:00", "2001-12-14t21:59:43.10-05:00", "<<", "1e5",
@@ -197,7 +189,7 @@ _date_like = st.sampled_from(["2024-01-01", "2024-1-2 10:00:00", "2001-12-14t21:
 @given(batch=st.lists(st.fixed_dictionaries({}, optional={
     "name": st.one_of(_text, _date_like), "description": st.one_of(_text, _date_like),
     "order": _number}), min_size=10, max_size=10))
-def test_preset_metadata_is_written_as_dsh_render_preset_metadata_writes_it(oracle, batch):
-    reply = oracle.request({"metadata": [wire(fields) for fields in batch]})
+def test_preset_metadata_is_written_as_dsh_render_preset_metadata_writes_it(dump_oracle, batch):
+    reply = dump_oracle.request({"metadata": [wire(fields) for fields in batch]})
     for fields, theirs in zip(batch, reply["dumps"], strict=True):
         assert dump_metadata(fields) == theirs, fields

@@ -20,14 +20,6 @@ from dshctl.core.yaml.dialect import load_yaml
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.errors import ParseError
 from jsyaml_cases import BROKEN
-from test_patching_node import NodeOracle
-
-
-@pytest.fixture(scope="module")
-def oracle(js_yaml_prefix):
-    node = NodeOracle(js_yaml_prefix, "dump_server.mjs")
-    yield node
-    node.close()
 
 
 def _revive(value):
@@ -56,10 +48,10 @@ def canon(value):
     raise TypeError(type(value))
 
 
-def js_verdicts(oracle, texts, schema=None):
+def js_verdicts(dump_oracle, texts, schema=None):
     request = {"texts": texts} | ({"schema": schema} if schema else {})
     out = []
-    for reply in oracle.request(request)["loaded"]:
+    for reply in dump_oracle.request(request)["loaded"]:
         if reply["ok"]:
             value = reply.get("value")  # undefined (an empty stream) has no JSON
             out.append(("ok", None if value is None else _revive(json.loads(value))))
@@ -103,9 +95,9 @@ def test_there_are_at_least_forty_broken_classes():
     assert len({name for name, _ in BROKEN}) == len(BROKEN) >= 40
 
 
-def test_every_class_gets_js_yamls_verdict_and_text(oracle):
+def test_every_class_gets_js_yamls_verdict_and_text(dump_oracle):
     texts = [text for _, text in BROKEN]
-    theirs = js_verdicts(oracle, texts)
+    theirs = js_verdicts(dump_oracle, texts)
     failures = [(name, port_verdict(text), js) for (name, text), js in zip(BROKEN, theirs)
                 if not same(port_verdict(text), js)]
     assert failures == []
@@ -140,15 +132,15 @@ _texts = st.lists(_pieces, max_size=24).map("".join)
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch=st.lists(_texts, min_size=20, max_size=20))
-def test_generated_texts_get_js_yamls_verdict(oracle, batch):
-    for text, js in zip(batch, js_verdicts(oracle, batch), strict=True):
+def test_generated_texts_get_js_yamls_verdict(dump_oracle, batch):
+    for text, js in zip(batch, js_verdicts(dump_oracle, batch), strict=True):
         assert same(port_verdict(text), js), repr(text)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch=st.lists(_texts, min_size=20, max_size=20))
-def test_generated_texts_under_the_default_schema(oracle, batch):
-    for text, js in zip(batch, js_verdicts(oracle, batch, schema="default"), strict=True):
+def test_generated_texts_under_the_default_schema(dump_oracle, batch):
+    for text, js in zip(batch, js_verdicts(dump_oracle, batch, schema="default"), strict=True):
         assert same(port_verdict(text, jsyaml.DEFAULT), js, default=True), repr(text)
 
 
@@ -163,3 +155,26 @@ def test_dialect_and_js_yaml_agree_on_generated_texts(text):
         return
     assert expected is None, expected.message
     assert canon(to_plain(doc.value)) == canon(jsyaml.load(text))
+
+
+def test_no_broken_class_ends_in_an_internal_error(tmp_path, capsys):
+    # lint of each file, and a preset root holding them all: findings or success, never exit 3
+    from dshctl.cli.app import main
+
+    root = tmp_path / "presets"
+    for index, (name, text) in enumerate(BROKEN):
+        preset = root / f"p{index}"
+        preset.mkdir(parents=True)
+        (preset / "agent.cordis.yml").write_text(text, encoding="utf-8")
+        (preset / "preset.yml").write_text(text.replace("- ", "name: ", 1), encoding="utf-8")
+        for file in (preset / "agent.cordis.yml", preset / "preset.yml"):
+            with pytest.raises(SystemExit) as exc:
+                main(["lint", str(file)])
+            assert exc.value.code in (0, 1), (name, capsys.readouterr())
+    home = tmp_path / "home"
+    home.mkdir()
+    for command in (["preset", "list", "--format", "json"], ["preset", "lint"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["--home", str(home), *command, "--root", str(root), "--no-user-root"])
+        out = capsys.readouterr()
+        assert exc.value.code in (0, 1), (command, out.err)

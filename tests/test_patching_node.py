@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,43 +28,12 @@ from dshctl.core.yaml.dialect import load_yaml
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.core.compose.patching import Patch, PatchError, apply_patches
 from dshctl.errors import ParseError
+from node_oracle import NodeOracle
 
-NODE_DIR = Path(__file__).parent / "node"
 
 
 # ---------------------------------------------------------------------------------------------
 # Node with js-yaml 4
-
-
-class NodeOracle:
-    """The long-lived `node differential_server.mjs` process: one JSON line out, one back."""
-
-    def __init__(self, prefix: Path, script: str = "differential_server.mjs"):
-        self.proc = subprocess.Popen(
-            ["node", str(NODE_DIR / script), str(prefix)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8")
-
-    def ask(self, layers: list[str]) -> dict:
-        return self.request({"layers": layers})
-
-    def request(self, message: dict) -> dict:
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.kill()
-            pytest.fail("the Node differential server died:\n" + self.proc.stderr.read()[-2000:])
-        reply = json.loads(line)
-        if "fatal" in reply:
-            pytest.fail("the Node differential server failed:\n" + reply["fatal"])
-        return reply
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@
 // Usage: node dump_server.mjs <directory holding node_modules/js-yaml>
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import readline from 'node:readline';
+import { serve } from './jsonlines.mjs';
 
 const require = createRequire(path.join(path.resolve(process.argv[2]), 'noop.js'));
 const yaml = require('js-yaml');
@@ -74,14 +74,4 @@ function answer(request) {
   throw new Error('unknown request');
 }
 
-const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of lines) {
-  if (!line.trim()) continue;
-  let reply;
-  try {
-    reply = answer(JSON.parse(line));
-  } catch (error) { // a bug here must fail the test, not hang it
-    reply = { fatal: String(error && error.stack) };
-  }
-  process.stdout.write(JSON.stringify(reply) + '\n');
-}
+await serve(answer);

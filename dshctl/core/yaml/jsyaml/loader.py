@@ -189,20 +189,21 @@ class Loader(Collections):
             return False
         if self.anchor is not None:
             raise self.error("duplication of an anchor property")
-        self.position += 1
-        p = self.position
-        ch = self.c(p)
-        while ch != 0 and not _ws_or_eol(ch) and not _flow(ch):
-            self.position += 1
-            ch = self.c(self.position)
-        if self.position == p:
-            raise self.error("name of an anchor node must contain at least one character")
-        self.anchor = self.s[p:self.position]
+        self.anchor = self._node_name("anchor")
         return True
 
     def read_alias(self) -> bool:
         if self.c(self.position) != 0x2A:
             return False
+        alias = self._node_name("alias")
+        if alias not in self.anchor_map:
+            raise self.error(f'unidentified alias "{from_utf16(alias)}"')
+        self.result = self.anchor_map[alias]
+        self.skip_space(True, -1)
+        return True
+
+    def _node_name(self, kind: str) -> str:
+        """The name after ``&`` or ``*`` (up to a space, line end or flow indicator)."""
         self.position += 1
         p = self.position
         ch = self.c(p)
@@ -210,13 +211,8 @@ class Loader(Collections):
             self.position += 1
             ch = self.c(self.position)
         if self.position == p:
-            raise self.error("name of an alias node must contain at least one character")
-        alias = self.s[p:self.position]
-        if alias not in self.anchor_map:
-            raise self.error(f'unidentified alias "{from_utf16(alias)}"')
-        self.result = self.anchor_map[alias]
-        self.skip_space(True, -1)
-        return True
+            raise self.error(f"name of an {kind} node must contain at least one character")
+        return self.s[p:self.position]
 
     def mapping_from_property(self, start: tuple, node_indent: int, flow_indent: int) -> bool:
         fallback = self.snapshot()
