@@ -44,7 +44,15 @@ class DshctlError(Exception):
 
 
 class ParseError(DshctlError):
-    """A file could not be read as the dialect it claims to be."""
+    """A file could not be read as the dialect it claims to be.
+
+    ``js_message`` is what js-yaml (and so dsh) says about the same text, position included
+    (``bad indentation of a mapping entry (2:8)``), when the failure is a YAML one."""
+
+    def __init__(self, message: str, *, loc: Loc | None = None, hint: str | None = None,
+                 js_message: str | None = None):
+        super().__init__(message, loc=loc, hint=hint)
+        self.js_message = js_message
 
 
 class UsageError(DshctlError):

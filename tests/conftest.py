@@ -6,6 +6,8 @@ deadline (CI machines are shared and loaded), and prints a reproduction blob for
 """
 import os
 
+_ORIGINAL_XDG_CACHE_HOME = os.environ.get("XDG_CACHE_HOME")  # before the scratch cache
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
@@ -40,6 +42,62 @@ def example_home_is_left_untouched():
     yield
     assert _tree_digest(EXAMPLE_HOME) == before, "a test modified examples/home; copy it to tmp_path first"
 
+
+# --- js-yaml 4.2.0 under Node, for the differential tests -----------------------------------------
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+
+JS_YAML_VERSION = "4.2.0"  # the js-yaml 4 release dsh's lockfile pins (dsh-config.md §3)
+
+
+def _cache_dir() -> Path:
+    # The cache root as it was before the scratch cache below replaced it: js-yaml is installed once
+    # per machine, not once per run.
+    base = _ORIGINAL_XDG_CACHE_HOME or str(Path.home() / ".cache")
+    return Path(base) / "dshctl-test-node"
+
+
+def _installed_version(prefix: Path) -> str | None:
+    manifest = prefix / "node_modules" / "js-yaml" / "package.json"
+    try:
+        return json.loads(manifest.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@pytest.fixture(scope="session")
+def js_yaml_prefix() -> Path:
+    """A directory whose node_modules holds dsh's js-yaml 4 release (installed once, then reused)."""
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"`{tool}` is not on PATH: the Node differential test needs Node 20+ and npm "
+                        "(CI machines have them); install Node.js to run tests/test_patching_node.py")
+    prefix = _cache_dir()
+    if _installed_version(prefix) == JS_YAML_VERSION:
+        return prefix
+    prefix.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix",
+                           str(prefix), f"js-yaml@{JS_YAML_VERSION}"], capture_output=True, text=True,
+                          timeout=300)
+    if proc.returncode != 0 or _installed_version(prefix) != JS_YAML_VERSION:
+        pytest.fail(f"`npm install js-yaml@{JS_YAML_VERSION}` into {prefix} failed (exit "
+                    f"{proc.returncode}); the Node differential test needs the npm registry.\n"
+                    f"{proc.stderr[-2000:]}")
+    return prefix
+
+
+
+
+@pytest.fixture(scope="session")
+def dump_oracle(js_yaml_prefix):
+    """tests/node/dump_server.mjs: js-yaml's dump and load with dsh's schemas and options."""
+    from node_oracle import NodeOracle
+
+    oracle = NodeOracle(js_yaml_prefix, "dump_server.mjs")
+    yield oracle
+    oracle.close()
 
 # --- dshctl's caches go to a scratch directory, never the developer's ~/.cache -------------------
 

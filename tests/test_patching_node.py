@@ -18,11 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,75 +28,12 @@ from dshctl.core.yaml.dialect import load_yaml
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.core.compose.patching import Patch, PatchError, apply_patches
 from dshctl.errors import ParseError
+from node_oracle import NodeOracle
 
-NODE_DIR = Path(__file__).parent / "node"
-JS_YAML_VERSION = "4.2.0"  # the js-yaml 4 release dsh bundles (dsh-config.md §3)
 
 
 # ---------------------------------------------------------------------------------------------
 # Node with js-yaml 4
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dshctl-test-node"
-
-
-def _installed_version(prefix: Path) -> str | None:
-    manifest = prefix / "node_modules" / "js-yaml" / "package.json"
-    try:
-        return json.loads(manifest.read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-@pytest.fixture(scope="session")
-def js_yaml_prefix() -> Path:
-    """A directory whose node_modules holds dsh's js-yaml 4 release (installed once, then reused)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"`{tool}` is not on PATH: the Node differential test needs Node 20+ and npm "
-                        "(CI machines have them); install Node.js to run tests/test_patching_node.py")
-    prefix = _cache_dir()
-    if _installed_version(prefix) == JS_YAML_VERSION:
-        return prefix
-    prefix.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix",
-                           str(prefix), f"js-yaml@{JS_YAML_VERSION}"], capture_output=True, text=True,
-                          timeout=300)
-    if proc.returncode != 0 or _installed_version(prefix) != JS_YAML_VERSION:
-        pytest.fail(f"`npm install js-yaml@{JS_YAML_VERSION}` into {prefix} failed (exit "
-                    f"{proc.returncode}); the Node differential test needs the npm registry.\n"
-                    f"{proc.stderr[-2000:]}")
-    return prefix
-
-
-class NodeOracle:
-    """The long-lived `node differential_server.mjs` process: one JSON line out, one back."""
-
-    def __init__(self, prefix: Path):
-        self.proc = subprocess.Popen(
-            ["node", str(NODE_DIR / "differential_server.mjs"), str(prefix)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8")
-
-    def ask(self, layers: list[str]) -> dict:
-        self.proc.stdin.write(json.dumps({"layers": layers}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.kill()
-            pytest.fail("the Node differential server died:\n" + self.proc.stderr.read()[-2000:])
-        reply = json.loads(line)
-        if "fatal" in reply:
-            pytest.fail("the Node differential server failed:\n" + reply["fatal"])
-        return reply
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
 
 
 @pytest.fixture(scope="session")

@@ -149,7 +149,7 @@ def test_new_copies_tightens_and_rewrites_metadata(capsys, home, tmp_path):
     target = home / ".agent-presets" / "mine"
     assert out.strip() == f"created {target} (from {src})"
     assert (target / "plugin.py").is_file() and not (target / "plugin.py").is_symlink()
-    assert (target / "preset.yml").read_text() == 'description: "Kept: with a colon"\n'
+    assert (target / "preset.yml").read_text() == "description: 'Kept: with a colon'\n"
     for path in [target, target / "skills"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o700
     for path in [target / "agent.cordis.yml", target / "skills" / "s.md", target / "preset.yml"]:

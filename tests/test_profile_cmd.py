@@ -346,7 +346,7 @@ def test_dump_cache_hits_and_invalidates_on_every_input(capsys, tmp_path):
     write(home / "cordis.patch.yml", "- {id: a, y: 3}\n")  # a user layer appears
     _age(home, 20)
     _, more, _ = cli(capsys, "profile", "dump", "--home", str(home))
-    assert "y: 3" in more
+    assert "'y': 3" in more
 
 
 def test_dump_cache_invalidates_on_bundle_patch_and_patch_file_changes(capsys, tmp_path):

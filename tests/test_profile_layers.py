@@ -352,3 +352,15 @@ def test_profile_layer_uses_the_patches_label_on_reload(tmp_path):
     with pytest.raises(DshctlError) as exc:
         user_layers(home, "web", reload=True)
     assert exc.value.message.startswith(f"failed to read patches {file}: ")
+
+
+def test_a_broken_patch_layer_reports_js_yamls_text_as_dsh_boot_does(tmp_path):
+    # dsh: `failed to parse ${label} ${file}: ${String(error)}`, a YAMLException (checked in Node)
+    from dshctl.core.compose.layers import parse_patch_text
+
+    path = tmp_path / "cordis.patch.yml"
+    with pytest.raises(DshctlError) as exc:
+        parse_patch_text("- id: a\n name: b\n", path, "patches")
+    assert exc.value.message == (f"failed to parse patches {path}: "
+                                 "YAMLException: bad indentation of a sequence entry (2:2)")
+    assert str(exc.value.loc) == f"{path}:2:2"

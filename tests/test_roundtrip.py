@@ -98,7 +98,7 @@ def test_append_to_empty_list_forms():
     assert top.dumps() == "# Edit me\n- id: x\n  disabled: true\n"
     nested = EditableYaml.from_text("- id: g\n  config: []\n", "p.yml")
     nested.append_item((0, "config"), {"id": "c", "name": "n"})
-    assert nested.dumps() == "- id: g\n  config:\n    - id: c\n      name: n\n"
+    assert nested.dumps() == "- id: g\n  config:\n    - id: c\n      name: 'n'\n"
 
 
 def test_new_values_follow_the_files_sequence_indent():
@@ -106,13 +106,13 @@ def test_new_values_follow_the_files_sequence_indent():
     doc.set_key((0,), "isolate", {"l": ["p", "q"]})
     assert doc.dumps() == "- id: a\n  inject:\n  - x\n  isolate:\n    l:\n    - p\n    - q\n"
     doc.append_item((0, "inject"), "y")
-    assert doc.dumps().startswith("- id: a\n  inject:\n  - x\n  - y\n")
+    assert doc.dumps().startswith("- id: a\n  inject:\n  - x\n  - 'y'\n")
 
 
 def test_flow_collections_are_rerendered_whole():
     doc = EditableYaml.from_text("- {id: a, name: b}  # row\n", "t.yml")
     doc.set_key((0,), "config", {"u": "http://x:80/", "list": ["a,b"]})
-    assert doc.dumps() == '- {id: a, name: b, config: {u: http://x:80/, list: ["a,b"]}}  # row\n'
+    assert doc.dumps() == "- {id: a, name: b, config: {u: http://x:80/, list: ['a,b']}}  # row\n"
     assert doc.value[0]["config"]["list"] == ["a,b"]
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dshctl.core.yaml import dialect, emit
+from dshctl.core.yaml.verdict import js_error_text
 
 from dshctl.core import fsutil
 from dshctl.core.yaml.nodes import JsExpr
 from dshctl.core.compose.patching import apply_patches
-from dshctl.errors import DshctlError, Loc
+from dshctl.errors import DshctlError, Loc, ParseError
 from dshctl.runtime import logger
 
 from .errors import ConfigFileError, LoaderError, cause_text
@@ -98,6 +99,9 @@ class Include:
             text = raw.decode("utf-8")
             doc = dialect.load_json(text, path) if self.file.suffix == ".json" else \
                 dialect.load_yaml(text, path)
+        except ParseError as err:
+            raise ConfigFileError(f"failed to parse config file {path}: {js_error_text(err)}",
+                                  loc=err.loc or Loc(path), hint=err.hint) from None
         except (DshctlError, UnicodeDecodeError) as err:
             raise ConfigFileError(f"failed to parse config file {path}: {cause_text(err)}",
                                   loc=getattr(err, "loc", None) or Loc(path)) from None

@@ -9,6 +9,7 @@ from .fiber import Fiber
 from .plugin import InlinePlugin
 from .registry import Registry, RuntimeOptions
 from .services import ROOT_REALM, ServiceAccessError
+from .states import State
 from .errors import CordisError
 
 class Context:
@@ -124,9 +125,10 @@ class Context:
         self.registry.services.set(self.fiber, name, self._realm(name), value)
 
     def get(self, name: str) -> Any:
-        """The service value if its provider is ACTIVE (and its check passes), else None."""
+        """The service value if its provider is ACTIVE, else None. As Cordis's ``reflect.get``, this
+        does not consult the service's ``check()``: that gates dependents only."""
         binding = self.registry.services.lookup(name, self._realm(name))
-        return binding.value if binding is not None and binding.usable() else None
+        return binding.value if binding is not None and binding.fiber.state is State.ACTIVE else None
 
     def _read(self, name: str) -> Any:
         fiber = self.fiber

@@ -214,11 +214,13 @@ class Fiber:
 
     # ---- unload --------------------------------------------------------------------------------
     def _start_unload(self, root: bool = False) -> None:
-        if not root:
-            self._set_state(State.UNLOADING)
         self._unload_root = root
         self._unload_handles = list(self._effects) if self._effects else ()
+        # Cordis starts the unload before it marks the fiber UNLOADING (which wakes the dependents),
+        # so a provider's own disposers run before those of the dependents it takes down with it.
         self.registry.schedule(self, Fiber._unload_step)
+        if not root:
+            self._set_state(State.UNLOADING)
 
     def _unload_step(self) -> None:
         handles, self._unload_handles = self._unload_handles, ()

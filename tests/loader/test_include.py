@@ -265,3 +265,24 @@ def test_include_config_update_to_another_path_restarts_it(tmp_path):
         assert log.of("dispose") == [("p", "one")] and loader.resolve("inc:x") is None
         await loader.stop()
     run(main())
+
+
+def test_a_broken_file_is_reported_with_js_yamls_text_as_dsh_does(tmp_path):
+    # dsh's include: ConfigFileError("failed to parse config file <path>") caused by the YAMLException,
+    # whose String() starts "YAMLException: <reason> (<line>:<col>)" (checked in Node).
+    log = Log()
+    p = Recorder("p", log)
+    target = tmp_path / "t.yml"
+    target.write_text("- {id: a, name: p, config: 1}\n")
+
+    async def main():
+        loader = make_loader(log, p)
+        await loader.start([include_row("t.yml")], base_dir=tmp_path)
+        target.write_text("- {id: a, name: p, config: [\n")
+        with pytest.raises(ConfigFileError) as exc:
+            await include_of(loader).refresh()
+        assert exc.value.message == (f"failed to parse config file {target}: YAMLException: "
+                                     "unexpected end of the stream within a flow collection (2:1)")
+        assert (exc.value.loc.line, exc.value.loc.column) == (2, 1) and exc.value.hint
+        await loader.stop()
+    run(main())

@@ -3,7 +3,7 @@
 // Usage: node differential_server.mjs <directory holding node_modules/js-yaml>
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import readline from 'node:readline';
+import { serve } from './jsonlines.mjs';
 import { applyLayers } from './patch_reference.mjs';
 
 const require = createRequire(path.join(path.resolve(process.argv[2]), 'noop.js'));
@@ -44,14 +44,4 @@ function answer(request) {
   return out;
 }
 
-const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of lines) {
-  if (!line.trim()) continue;
-  let reply;
-  try {
-    reply = answer(JSON.parse(line));
-  } catch (error) { // a bug here must fail the test, not hang it
-    reply = { fatal: String(error && error.stack) };
-  }
-  process.stdout.write(JSON.stringify(reply) + '\n');
-}
+await serve(answer);

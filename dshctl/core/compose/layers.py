@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from dshctl.core.yaml.dialect import load_yaml, read_text
+from dshctl.core.yaml.verdict import js_error_text
 from dshctl.core.compose.profile import (
     manifest_bundles, profile_dir, read_manifest, resolve_bundle,
 )
@@ -88,7 +89,7 @@ def parse_patch_text(text: str, path: Path, label: str) -> list:
     try:
         doc = load_yaml(text, path)
     except ParseError as exc:
-        raise DshctlError(f"failed to parse {label} {path}: {exc.message}", loc=exc.loc,
+        raise DshctlError(f"failed to parse {label} {path}: {js_error_text(exc)}", loc=exc.loc,
                           hint=exc.hint or "fix the YAML syntax at that position") from None
     if doc.empty or not isinstance(doc.value, list):
         raise DshctlError(f"{label} {path} must be a top-level YAML array of loader patch entries",

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from dshctl.core.yaml.emit import scalar
+from dshctl.core.yaml.emit import dump_metadata
 from dshctl.core.fsutil import atomic_write, file_lock
 from dshctl.errors import DshctlError, Loc, UsageError
 
@@ -75,7 +75,7 @@ def _rewrite_metadata(path: Path, description: str | None) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
     if description is not None:
-        atomic_write(path, f"description: {scalar(description)}\n", mode=FILE_MODE)
+        atomic_write(path, dump_metadata({"description": description}), mode=FILE_MODE)
 
 
 def _tighten(top: Path) -> None:

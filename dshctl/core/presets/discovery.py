@@ -60,6 +60,11 @@ def _scan_root(root: Root, cache: ScanCache, seen: dict, roster: Roster) -> list
     for entry in entries:
         if not is_preset_id(entry.name):
             _note_skipped(root, entry, roster)
+        elif _is_link(entry):
+            # dsh lists a root with readdir(withFileTypes) and keeps entries whose Dirent
+            # isDirectory(): that is false for a symbolic link, even to a directory.
+            roster.skipped.append(Skipped(root, entry.name, Path(entry.path), _link_reason(entry),
+                                          notable=True, hint=LINK_HINT))
         elif _is_dir(entry):
             presets.append(load_preset(entry.path, entry.name, root, cache, seen))
         else:
@@ -90,6 +95,23 @@ def _note_skipped(root: Root, entry: os.DirEntry, roster: Roster) -> None:
                                       "(lowercase letters, digits and '-', not starting with '-')", True))
         return
     roster.skipped.append(Skipped(root, name, Path(entry.path), "not a preset id", False))
+
+
+LINK_HINT = ("dsh does not follow links in a preset root: move the directory here, or copy it "
+             "(`dshctl preset new` copies and dereferences)")
+
+
+def _is_link(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _link_reason(entry: os.DirEntry) -> str:
+    if _is_dir(entry):
+        return "a symbolic link to a directory; dsh ignores links, so this preset is not in its roster"
+    return _not_a_dir_reason(entry)
 
 
 def _undecodable(name: str) -> bool:

@@ -48,8 +48,10 @@ def parse_composition(data: bytes, path: Path) -> tuple[Document | None, Health]
 
 
 def health_of_parse_error(err: ParseError, path: Path) -> Health:
-    """dsh's invalid-YAML reason: the parser's first message line, ending in ``(line:col)``."""
+    """dsh's invalid-YAML reason: js-yaml's first message line, ending in its ``(line:col)``."""
     loc = err.loc or Loc(str(path))
+    if err.js_message:
+        return Health(INVALID_YAML.format(err.js_message), loc)
     where = f" ({loc.line}:{loc.column})" if loc.line else ""
     return Health(INVALID_YAML.format(err.message + where), loc)
 

@@ -39,13 +39,14 @@ def _roster_findings(roster: Roster) -> Iterable[Diagnostic]:
         if skipped.notable:
             yield Diagnostic.at(Loc(display_name(str(skipped.path))), "preset-skipped", "warning",
                                 f"'{skipped.name}' is skipped by dsh: {skipped.reason}",
-                                hint="rename or remove it; a preset is <root>/<id>/agent.cordis.yml")
+                                hint=skipped.hint or "rename or remove it; a preset is "
+                                                     "<root>/<id>/agent.cordis.yml")
 
 
 def lint_preset(preset: Preset) -> list[Diagnostic]:
     file = str(preset.file)
     diags = [Diagnostic.at(p.loc, "preset-metadata", "warning", p.message,
-                           hint="see docs/presets.md for the preset.yml fields")
+                           hint=p.hint or "see docs/presets.md for the preset.yml fields")
              for p in preset.metadata.problems]
     if not is_preset_id(preset.id):
         diags.append(Diagnostic.at(Loc(str(preset.dir)), "preset-skipped", "warning",

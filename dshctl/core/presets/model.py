@@ -47,6 +47,7 @@ class Root:
 class MetadataProblem:
     message: str
     loc: Loc
+    hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class Skipped:
     path: Path
     reason: str
     notable: bool  # worth a lint warning (looks like a preset, or an unprintable name)
+    hint: str | None = None
 
 
 @dataclass

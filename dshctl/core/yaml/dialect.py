@@ -20,8 +20,11 @@ from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scanner import Scanner
 
-from dshctl.core.yaml.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml import jsyaml
+from dshctl.core.yaml.jsvalue import to_json
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap, to_plain
 from dshctl.core.yaml.scalars import STD_TAG, explicit_value, js_key, resolve_plain
+from dshctl.core.yaml.verdict import schema_for, suspect_text, to_nodes, yaml_error
 from dshctl.errors import Loc, ParseError
 
 try:  # ruamel's C accelerator (libyaml); optional
@@ -55,6 +58,9 @@ class Document:
     value: Any
     empty: bool = False
     notes: list[Note] = field(default_factory=list)
+    # The fast reader saw something it may read differently from js-yaml (an empty implicit key,
+    # `: a`), so js-yaml's verdict is asked before the document is used.
+    suspect: bool = False
 
     @property
     def loc(self) -> Loc:
@@ -160,19 +166,57 @@ _NO_KEY = object()
 def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
     """Parse ``text`` (the content of ``path``) in the entry-list dialect.
 
-    ``js=False`` parses without the ``!!js`` tag (``preset.yml`` uses js-yaml's default schema).
-    Raises ParseError with the file, line and column of the first problem.
+    ``js=False`` parses without the ``!!js`` tag. Raises ParseError with the file, line and column of
+    the first problem. When the fast reader refuses a text, js-yaml's verdict (``jsyaml``, a port of
+    dsh's own parser) decides: its message and position are the ones reported, and a text js-yaml
+    does load after all is loaded from the port (without node positions).
     """
     path = str(path)
+    try:
+        return _load_fast(text, path, js)
+    except _LimitError:
+        raise
+    except ParseError as err:
+        found = jsyaml.first_error(text, schema_for(js))
+        if found is None:
+            return _from_port(text, path, js)
+        raise yaml_error(found, text, path, fallback=err) from None
+
+
+def _from_port(text: str, path: str, js: bool) -> Document:
+    value = jsyaml.load(text, schema_for(js))
+    return Document(path=path, value=to_nodes(value, Loc(path)), empty=value is None and not text.strip())
+
+
+
+def _load_fast(text: str, path: str, js: bool) -> Document:
     notes: list[Note] = []
     if text.startswith("\ufeff"):
         text = text[1:]
-    nul = text.find("\x00")
-    if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        col = nul - (text.rfind("\n", 0, nul) + 1) + 1
-        raise ParseError("a NUL byte is not allowed in YAML", loc=Loc(path, line, col),
-                         hint="the file looks binary; restore it from version control")
+    if "\x00" in text:
+        raise ParseError("a NUL byte is not allowed in YAML", loc=Loc(path))
+    try:
+        doc = _read_events(text, path, js, notes)
+    except AssertionError:  # ruamel asserts on some directives (`%YAML 1.3`): js-yaml decides
+        raise ParseError("the YAML parser refused a directive", loc=Loc(path)) from None
+    if doc.suspect or suspect_text(text):
+        return _checked(doc, text, path, js)
+    return doc
+
+
+def _checked(doc: Document, text: str, path: str, js: bool) -> Document:
+    """``doc`` if js-yaml reads ``text`` the same; js-yaml's value (no positions) if it reads it
+    differently; a ParseError (js-yaml's, via load_yaml) if js-yaml refuses it."""
+    try:
+        value = jsyaml.load(text, schema_for(js))
+    except (jsyaml.JsYamlError, RecursionError):
+        raise ParseError("js-yaml refuses this text", loc=Loc(path)) from None
+    if to_json(to_plain(doc.value)) == to_json(value):
+        return doc
+    return Document(path=path, value=to_nodes(value, Loc(path)), empty=doc.empty and value is None)
+
+
+def _read_events(text: str, path: str, js: bool, notes: list[Note]) -> Document:
     try:
         if _c_parser_agrees(text):  # see event_source; events are pulled one at a time
             parser = _CParser(io.StringIO(text))
@@ -191,6 +235,10 @@ def load_yaml(text: str, path: str | Path, *, js: bool = True) -> Document:
     except YAMLError as exc:
         raise ParseError(str(exc).splitlines()[0], loc=Loc(path),
                          hint="fix the YAML syntax; the parser gave no position") from None
+
+
+class _LimitError(ParseError):
+    """One of dshctl's own limits (alias expansion), not a YAML error: js-yaml is not asked."""
 
 
 class _TreeBuilder:
@@ -234,8 +282,12 @@ class _TreeBuilder:
                                  hint="put !!js on the scalar values inside it instead")
             raise ParseError(f"unknown tag !<{tag}>", loc=loc,
                              hint="the dsh dialect knows only the JSON-schema tags and !!js")
-        if len(self.stack) >= MAX_DEPTH:
-            raise ParseError(f"nesting deeper than {MAX_DEPTH} levels", loc=loc,
+        # js-yaml refuses a path of 100 nodes (checked in Node: 100 nested `[]`, or 99 around a scalar).
+        # Refusing the 99th collection here keeps the scalar path free of a check; 99 empty nested
+        # collections, which js-yaml allows, are then read by jsyaml (load_yaml), which also gives
+        # js-yaml's words and position for every refusal.
+        if len(self.stack) >= MAX_DEPTH - 2:
+            raise ParseError(f"nesting exceeded maxDepth ({MAX_DEPTH})", loc=loc,
                              hint="flatten the structure")
         node = YMap(loc=loc) if is_map else YList(loc=loc)
         self.stack.append(_Frame(node, e.anchor, is_map))
@@ -253,7 +305,7 @@ class _TreeBuilder:
         value, size = self.anchors[anchor]
         self.aliased += size
         if self.aliased > MAX_EXPANDED_NODES:
-            raise ParseError(
+            raise _LimitError(
                 f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (alias bomb?)",
                 loc=loc, hint="YAML aliases that multiply a node are refused; write the data out")
         self.attach(value, loc, size)
@@ -268,6 +320,7 @@ def _build(next_event, path: str, js: bool, notes: list[Note]) -> Document:
     tree = _TreeBuilder()
     stack = tree.stack
     documents = 0
+    suspect = False
     plain_cache: dict[str, Any] = {}  # keys like "id"/"name" repeat on every row
     scalar_event, stream_end = ev.ScalarEvent, ev.StreamEndEvent
     while True:
@@ -284,10 +337,14 @@ def _build(next_event, path: str, js: bool, notes: list[Note]) -> Document:
                     value = plain_cache[e.value] = resolve_plain(e.value)
             else:
                 value = _scalar(e, loc, js)
+                if e.style in ("|", ">"):
+                    suspect = True  # js-yaml's block scalar indentation rules are its own
             if e.anchor:
                 tree.anchors[e.anchor] = (value, 1)
             top = stack[-1] if stack else None
             if top is None or (top.is_map and top.key is _NO_KEY):
+                if top is not None and e.value == "" and not e.style and e.tag is None:
+                    suspect = True  # `: a` has no key for js-yaml
                 tree.attach(value, loc, 1)  # a document root or a mapping key: the checked path
             elif top.is_map:
                 top.size += 1
@@ -297,6 +354,8 @@ def _build(next_event, path: str, js: bool, notes: list[Note]) -> Document:
                 node.value_locs[key] = loc
                 top.key = _NO_KEY
             else:
+                if e.value == "" and not e.style and e.tag is None:
+                    suspect = True  # js-yaml lets an empty `- ` entry take in the lines below it
                 top.size += 1
                 top.node.append(value)
                 top.node.item_locs.append(loc)
@@ -311,7 +370,7 @@ def _build(next_event, path: str, js: bool, notes: list[Note]) -> Document:
             if documents > 1:
                 raise ParseError("expected a single document in the stream, but found more",
                                  loc=loc, hint="remove the extra '---' document")
-    return Document(path=path, value=tree.result, empty=documents == 0, notes=notes)
+    return Document(path=path, value=tree.result, empty=documents == 0, notes=notes, suspect=suspect)
 
 
 def _scalar(e: ev.ScalarEvent, loc: Loc, js: bool) -> Any:
@@ -320,7 +379,7 @@ def _scalar(e: ev.ScalarEvent, loc: Loc, js: bool) -> Any:
         if not js:
             raise ParseError(f"unknown tag !<{tag}>", loc=loc,
                              hint="!!js is available only in entry lists and patch lists")
-        if text == "":
+        if text == "" and not e.style:  # `!!js ''` is an (empty) expression for js-yaml too
             raise ParseError("!!js needs an expression after the tag", loc=loc,
                              hint="write the expression, e.g. !!js process.env.PORT ?? 3080")
         return JsExpr(text, loc)

@@ -1,147 +1,154 @@
-"""Write values back out in the entry-list dialect (block style, js-yaml's layout).
+"""Write values out as js-yaml 4.2.0's ``dump(value, {schema: JSON_SCHEMA + !!js, noRefs: true})`` does.
 
-Used for generated output (``profile dump``, new files). Editing an existing file goes through
-``roundtrip`` instead, which keeps comments and formatting. Every string is written so that
-``dialect.load_yaml`` reads back exactly the same value: plain when that is unambiguous, else
-double-quoted with escapes, or a literal block for multi-line text.
+This is dshctl's one emitter: ``profile dump`` (which must match ``dsh --dump-config`` byte for byte),
+new files (preset authoring, included files) and the values that round-trip edits put into existing
+files all come from here. The layout is js-yaml's: block collections indented by 2, ``[]``/``{}`` for
+empty ones, sequence items inside a mapping indented under the key (or level with it for
+``seq_indent=0``, js-yaml's ``noArrayIndent``), keys in JavaScript's own order. How a string is quoted,
+folded or escaped is in ``scalar_style``. ``tests/test_emit_node.py`` holds it against js-yaml.
 """
 from __future__ import annotations
 
-import functools
 import math
 import re
 from typing import Any
 
+from dshctl.core.yaml.jsvalue import js_key_order, js_number, number_text
 from dshctl.core.yaml.nodes import JsExpr
+from dshctl.core.yaml.jsyaml import DATE, TIMESTAMP
+from dshctl.core.yaml.scalar_style import LINE_WIDTH, write_scalar
 from dshctl.core.yaml.scalars import resolve_plain
+from dshctl.core.yaml.utf16 import utf16_len
 
-_INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
-_UNSAFE_IN_PLAIN = re.compile(r": |:$| #|[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
-_PRINTABLE_BLOCK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
-
-
-@functools.lru_cache(maxsize=16384)  # keys and names repeat on every row of a dump
-def _plain_ok(s: str, *, typed: bool = True) -> bool:
-    if not s or s != s.strip() or s[0] in _INDICATORS and not _dash_like(s):
-        return False
-    if _UNSAFE_IN_PLAIN.search(s) or s.startswith(("- ", "? ", ": ", "---", "...")):
-        return False
-    if s.endswith(":") or "\t" in s:
-        return False
-    return not typed or isinstance(resolve_plain(s), str)
+_SCIENTIFIC_WITHOUT_DOT = re.compile(r"[-+]?[0-9]+e")
+_JS_TAG = "!!js"
+_LONG_KEY = 1024  # js-yaml writes a key longer than this (UTF-16 units) as an explicit `? key`
 
 
-def _dash_like(s: str) -> bool:
-    # "-x" and "?x" / ":x" are plain-safe when not followed by a space (e.g. "-foo", ":bar" is not).
-    return s[0] in "-?" and len(s) > 1 and s[1] not in " \t"
+class EmitError(ValueError):
+    """A value js-yaml cannot dump either (it throws ``unacceptable kind of an object to dump``)."""
 
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
-_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]')
+def looks_typed(text: str) -> bool:
+    """True when a plain scalar ``text`` would load as something other than that string."""
+    return not isinstance(resolve_plain(text), str)
 
 
-def _escape(match: re.Match) -> str:
-    ch = match.group(0)
-    return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
+def number(value: int | float) -> str:
+    """A number as js-yaml's int/float types represent it (JavaScript double semantics)."""
+    f = js_number(value)
+    if f != f:
+        return ".nan"
+    if math.isinf(f):
+        return ".inf" if f > 0 else "-.inf"
+    if f == 0 and math.copysign(1.0, f) < 0:
+        return "-0.0"
+    text = number_text(f)
+    if f.is_integer():
+        return text
+    return text.replace("e", ".e", 1) if _SCIENTIFIC_WITHOUT_DOT.match(text) else text
 
 
-def quote(s: str) -> str:
-    """A double-quoted YAML scalar that reads back as exactly ``s``."""
-    return '"' + _NEEDS_ESCAPE.sub(_escape, s) + '"'
-
-
-def scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        text = repr(value)
-        return text if ("." in text or "e" in text) else text + ".0"
+def _represent(value: Any) -> tuple[str | None, Any]:
+    """(tag, what to write): ``!!js`` nodes and ``{__jsExpr: ...}`` objects are the JsExpr type."""
     if isinstance(value, JsExpr):
-        return "!!js " + (value.expr if _plain_ok(value.expr, typed=False) else quote(value.expr))
-    if isinstance(value, str):
-        return value if _plain_ok(value) else quote(value)
-    raise TypeError(f"cannot write a {type(value).__name__} in the entry-list dialect")
+        return _JS_TAG, value.expr
+    if isinstance(value, dict) and "__jsExpr" in value:
+        return _JS_TAG, value["__jsExpr"]
+    return None, value
 
 
-def _block_ok(s: str) -> bool:
-    if "\n" not in s.rstrip("\n") or s[0] in " \t" or _PRINTABLE_BLOCK.search(s):
-        return False
-    lines = s.split("\n")
-    return all(line == line.rstrip(" \t") and (line or True) for line in lines) and not s.startswith("\n")
+def looks_typed_default(text: str) -> bool:
+    """``looks_typed`` under js-yaml's default schema, where dates and ``<<`` are typed too."""
+    return looks_typed(text) or text == "<<" or bool(DATE.match(text) or TIMESTAMP.match(text))
 
 
-def _block(s: str, indent: int) -> str:
-    stripped = s.rstrip("\n")
-    trailing = len(s) - len(stripped)
-    chomp = "-" if trailing == 0 else ("" if trailing == 1 else "+")
-    pad = " " * indent
-    body = "\n".join((pad + line) if line else "" for line in stripped.split("\n"))
-    extra = "\n" * (trailing - 1) if trailing > 1 else ""
-    return f"|{chomp}\n{body}{extra}"
+class _Writer:
+    def __init__(self, no_array_indent: bool = False, *, for_edit: bool = False,
+                 default_schema: bool = False, line_width: int = LINE_WIDTH):
+        self.no_array_indent = no_array_indent
+        self.for_edit = for_edit
+        self.ambiguous = looks_typed_default if default_schema else looks_typed
+        self.line_width = line_width
+
+    def node(self, level: int, value: Any, *, compact: bool, key: bool = False,
+             in_seq: bool = False, in_block: bool = True, single_line: bool = False) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (int, float)):
+            if self.for_edit and isinstance(value, int):
+                return str(value)  # keep the user's digits; dsh reads them as the same double
+            return number(value)
+        tag, value = _represent(value)
+        if tag is not None:
+            compact = False
+        if isinstance(value, dict):
+            text = self.mapping(level, value, compact) if value else "{}"
+        elif isinstance(value, list):
+            if not value:
+                text = "[]"
+            elif self.no_array_indent and not in_seq and level > 0:
+                text = self.sequence(level - 1, value, compact)
+            else:
+                text = self.sequence(level, value, compact)
+        elif isinstance(value, str):
+            text = write_scalar(value, level, key=key, in_block=in_block, ambiguous=self.ambiguous,
+                                single_line=single_line, for_edit=self.for_edit,
+                                line_width=self.line_width)
+        else:
+            kind = "Null" if value is None else type(value).__name__
+            raise EmitError(f"unacceptable kind of an object to dump [object {kind}]")
+        return f"{tag} {text}" if tag is not None else text
+
+    def sequence(self, level: int, items: list, compact: bool) -> str:
+        out = []
+        for item in items:
+            text = self.node(level + 1, item, compact=True, in_seq=True)
+            if not compact or out:
+                out.append("\n" + "  " * level)
+            out.append(("-" if text.startswith("\n") else "- ") + text)
+        return "".join(out)
+
+    def mapping(self, level: int, mapping: dict, compact: bool) -> str:
+        out = []
+        for k in js_key_order(list(mapping)):
+            pair = "\n" + "  " * level if not compact or out else ""
+            key_text = self.node(level + 1, str(k), compact=True, key=True)
+            explicit = utf16_len(key_text) > _LONG_KEY
+            if explicit:
+                pair += ("?" if key_text.startswith("\n") else "? ") + key_text + "\n" + "  " * level
+            else:
+                pair += key_text
+            text = self.node(level + 1, mapping[k], compact=explicit)
+            out.append(pair + (":" if text.startswith("\n") else ": ") + text)
+        return "".join(out)
 
 
-def _key(k: str) -> str:
-    return k if _plain_ok(k) else quote(k)
+def scalar(value: Any, *, flow: bool = False, level: int = 1, for_edit: bool = False) -> str:
+    """One scalar as js-yaml writes it as a mapping value at ``level`` (``flow``: inside ``[...]`` or
+    ``{...}``, so one line and no bare flow indicators)."""
+    return _Writer(for_edit=for_edit).node(level, value, compact=False, in_block=not flow,
+                                           single_line=flow)
 
 
-def _emit(value: Any, indent: int, out: list[str], lead: str, seq_indent: int = 2) -> None:
-    """Append ``value`` to ``out``; ``lead`` is what precedes it on its first line."""
-    pad = " " * indent
-    if isinstance(value, dict) and value:
-        first = True
-        for k, v in value.items():
-            prefix = lead if first else pad
-            first = False
-            _pair(k, v, indent, out, prefix, seq_indent)
-        return
-    if isinstance(value, list) and value:
-        first = True
-        for item in value:
-            prefix = lead if first else pad
-            first = False
-            _emit(item, indent + 2, out, prefix + "- ", seq_indent)
-        return
-    if isinstance(value, dict):
-        out.append(lead + "{}")
-    elif isinstance(value, list):
-        out.append(lead + "[]")
-    elif isinstance(value, str) and not isinstance(value, JsExpr) and not _plain_ok(value) \
-            and _block_ok(value):
-        out.append(lead + _block(value, indent))
-    else:
-        out.append(lead + scalar(value))
-
-
-def _pair(k: str, v: Any, indent: int, out: list[str], prefix: str, seq_indent: int = 2) -> None:
-    head = prefix + _key(str(k)) + ":"
-    if isinstance(v, dict) and v:
-        out.append(head)
-        _emit(v, indent + 2, out, " " * (indent + 2), seq_indent)
-    elif isinstance(v, list) and v:
-        out.append(head)
-        _emit(v, indent + seq_indent, out, " " * (indent + seq_indent), seq_indent)
-    else:
-        _emit(v, indent + 2, out, head + " ", seq_indent)
-
-
-def dump(value: Any, *, seq_indent: int = 2) -> str:
+def dump(value: Any, *, seq_indent: int = 2, for_edit: bool = False) -> str:
     """The whole document as text, ending in a newline.
 
-    ``seq_indent`` is how far a list under a mapping key is indented: 2 (``key:\n  - x``, the
-    default) or 0 (``key:\n- x``), so edits can follow a file's own style."""
-    out: list[str] = []
-    _emit(value, 0, out, "", seq_indent)
-    return "\n".join(out) + "\n"
+    ``seq_indent`` is how far a list under a mapping key is indented: 2 (``key:\\n  - x``, js-yaml's
+    default) or 0 (``key:\\n- x``, its ``noArrayIndent``), so edits can follow a file's own style.
+    ``for_edit`` is for text spliced into an existing file: integers keep their exact digits and a
+    string js-yaml would write as a fragile block (keep chomping ``|+``, an indentation indicator, a
+    line of only spaces) is double-quoted instead, because its end would depend on what follows it
+    in the file."""
+    return _Writer(seq_indent == 0, for_edit=for_edit).node(0, value, compact=True) + "\n"
+
+
+def dump_metadata(fields: dict) -> str:
+    """``preset.yml`` as dsh's ``renderPresetMetadata`` writes it: js-yaml's default schema, no
+    folding (``lineWidth: -1``)."""
+    return _Writer(default_schema=True, line_width=-1).node(0, fields, compact=True) + "\n"
 
 
 def dump_rows(rows: list) -> str:

@@ -16,11 +16,10 @@ from typing import Any
 from dshctl.core.yaml import emit
 from dshctl.core.yaml.dialect import load_yaml, read_text
 from dshctl.core.fsutil import atomic_write, content_hash
-from dshctl.core.yaml.nodes import JsExpr, to_plain
+from dshctl.core.yaml.nodes import to_plain
 from dshctl.core.yaml.yamlpos import Span, after_colon, parse_spans
 from dshctl.errors import DshctlError, Loc
 
-_FLOW_UNSAFE = set(",[]{}")
 
 
 class EditableYaml:
@@ -193,20 +192,23 @@ class EditableYaml:
     def _lines(self, rendered: str, indent: int, *, first: bool = True) -> str:
         """Indent rendered lines by ``indent`` (the first one too unless ``first`` is False)."""
         pad = " " * indent
-        lines = rendered.rstrip("\n").split("\n")
+        lines = (rendered[:-1] if rendered.endswith("\n") else rendered).split("\n")
         out = [(pad + ln if (i or first) and ln else ln) for i, ln in enumerate(lines)]
         return self._nl.join(out)
 
     def _pair(self, key: str, value: Any, indent: int) -> str:
-        return self._lines(emit.dump({key: value}, seq_indent=self._seq_indent()), indent)
+        rendered = emit.dump({key: value}, seq_indent=self._seq_indent(), for_edit=True)
+        return self._lines(rendered, indent)
 
     def _after_key(self, value: Any, key_col: int) -> str:
         """What follows ``key:`` for ``value``: `` scalar`` or a block on the next lines."""
-        rendered = emit.dump({"k": value}, seq_indent=self._seq_indent())[2:]  # drop "k:"
+        rendered = emit.dump({"k": value}, seq_indent=self._seq_indent(), for_edit=True)
+        rendered = rendered[2:]  # drop "k:"
         return self._lines(rendered, key_col, first=False)
 
     def _items(self, values: list, indent: int, *, first: bool = True) -> str:
-        return self._lines(emit.dump(list(values), seq_indent=self._seq_indent()), indent, first=first)
+        rendered = emit.dump(list(values), seq_indent=self._seq_indent(), for_edit=True)
+        return self._lines(rendered, indent, first=first)
 
     def _delete_block_pair(self, span: Span, i: int) -> None:
         text, key, value = self._text, span.keys[i], span.children[i]
@@ -252,10 +254,4 @@ def flow(value: Any) -> str:
 
 
 def _flow_scalar(value: Any) -> str:
-    text = emit.scalar(value)
-    if isinstance(value, JsExpr):
-        body = text[len("!!js "):]
-        return text if body.startswith('"') or not _FLOW_UNSAFE & set(body) else "!!js " + emit.quote(value.expr)
-    if isinstance(value, str) and not text.startswith('"') and _FLOW_UNSAFE & set(text):
-        return emit.quote(value)
-    return text
+    return emit.scalar(value, flow=True, for_edit=True)
