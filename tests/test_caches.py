@@ -254,3 +254,20 @@ def test_disk_cache_stays_within_its_budget(tmp_path, monkeypatch):
     sizes = [p.stat().st_size for p in (tmp_path / "cache" / "dshctl" / "t").rglob("*") if p.is_file()]
     assert sum(sizes) <= 10_000 and len(sizes) >= 5
     assert store.get(diskcache.key_digest("49")) == b"x" * 1000  # the newest survive
+
+
+def test_cache_entries_are_keyed_on_the_code_that_wrote_them(tmp_path, monkeypatch):
+    # An upgrade or an edited checkout must never read entries another dshctl wrote (a stale dump or
+    # lint result after the emitter changed): the key carries a stamp of dshctl's own source files.
+    diskcache.code_version.cache_clear()
+    before = diskcache.code_version()
+    source = Path(diskcache.__file__)
+    st = source.stat()
+    try:
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        diskcache.code_version.cache_clear()
+        assert diskcache.code_version() != before
+    finally:
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+        diskcache.code_version.cache_clear()
+    assert diskcache.code_version() == before

@@ -10,6 +10,7 @@ it is under its budget.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -31,6 +32,24 @@ def cache_root() -> Path | None:
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "dshctl"
+
+
+@functools.lru_cache(maxsize=None)
+def code_version() -> str:
+    """dshctl's version plus a stamp of its own source files (path, size, mtime): an entry written by
+    other code (an upgrade, an edited checkout) is never read as if this code had written it."""
+    from dshctl import __version__
+
+    package = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(root, name))
+                h.update(f"{os.path.relpath(os.path.join(root, name), package)}:{st.st_size}:{st.st_mtime_ns}\n"
+                         .encode("utf-8", "surrogateescape"))
+    return f"{__version__}+{h.hexdigest()[:16]}"
 
 
 def key_digest(*parts: bytes | str) -> str:

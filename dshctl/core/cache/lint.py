@@ -20,10 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from dshctl import __version__
 from dshctl.core.data import schemas_dir
 from dshctl.core.diagnostics import Diagnostic
-from dshctl.core.cache.disk import DiskCache, key_digest
+from dshctl.core.cache.disk import DiskCache, code_version, key_digest
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -76,7 +75,7 @@ def _decode(payload: bytes) -> Result | None:
 class LintCache:
     def __init__(self, rule_config: Mapping[str, Any] | None, *, enabled: bool = True) -> None:
         self.store = DiskCache("lint", MAX_BYTES, enabled=enabled)
-        self.fixed = (str(FORMAT), __version__, schema_digest() if self.store.enabled else "",
+        self.fixed = (str(FORMAT), code_version(), schema_digest() if self.store.enabled else "",
                       config_digest(rule_config))
         self.hits = 0
 

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from dshctl import __version__
 from dshctl.core import fsutil
 from dshctl.core.cache import disk as diskcache
 
@@ -56,7 +55,7 @@ def _entry_file(key: dict[str, Any]) -> Path | None:
 
 def make_key(home: Path, profile: str, patches: Sequence[Path], default_only: bool,
              bundle_roots: Sequence[Path], fmt: str) -> dict[str, Any]:
-    return {"version": __version__, "entry_format": ENTRY_FORMAT, "home": str(Path(home).resolve()), "profile": profile,
+    return {"version": diskcache.code_version(), "entry_format": ENTRY_FORMAT, "home": str(Path(home).resolve()), "profile": profile,
             "patches": [os.path.abspath(p) for p in patches], "default_only": default_only,
             "roots": [os.path.abspath(r) for r in bundle_roots], "format": fmt}
 

@@ -14,8 +14,7 @@ import marshal
 import time
 from typing import Any, Sequence
 
-from dshctl import __version__
-from dshctl.core.cache.disk import DiskCache, key_digest
+from dshctl.core.cache.disk import DiskCache, code_version, key_digest
 from dshctl.errors import Loc
 
 from .cache import Entry, ScanCache
@@ -31,7 +30,7 @@ def _store() -> DiskCache:
 
 
 def _digest(roots: Sequence[Root]) -> str:
-    return key_digest("presets", str(FORMAT), __version__, *(str(r.path) for r in roots))
+    return key_digest("presets", str(FORMAT), code_version(), *(str(r.path) for r in roots))
 
 
 def load_scan_cache(roots: Sequence[Root]) -> ScanCache:
@@ -42,7 +41,7 @@ def load_scan_cache(roots: Sequence[Root]) -> ScanCache:
         return cache
     try:
         data = marshal.loads(payload)
-        if data[0] != (FORMAT, __version__, [str(r.path) for r in roots]):
+        if data[0] != (FORMAT, code_version(), [str(r.path) for r in roots]):
             return cache
         for kind, rows in data[1].items():
             decode = _DECODERS[kind]
@@ -66,7 +65,7 @@ def save_scan_cache(roots: Sequence[Root], cache: ScanCache) -> None:
         encode = _ENCODERS[kind]
         tables[kind] = {path: (_trusted(e.stamp, young), e.digest, encode(e.value)) for path, e in table.items()}
     try:
-        payload = marshal.dumps(((FORMAT, __version__, [str(r.path) for r in roots]), tables))
+        payload = marshal.dumps(((FORMAT, code_version(), [str(r.path) for r in roots]), tables))
     except ValueError:
         return  # a value of a type marshal does not know: not worth a failure, just no cache
     store.put(_digest(roots), payload)
