@@ -67,7 +67,8 @@ def test_a_huge_tagged_integer_is_a_positioned_error():
     from dshctl.errors import ParseError
     with pytest.raises(ParseError) as info:
         load_yaml(f"a: !!int {BIG}\n", "x.yml")
-    assert str(info.value.loc) == "x.yml:1:4"
+    # where js-yaml puts an error about a node it cannot construct: just after the scalar
+    assert str(info.value.loc) == f"x.yml:1:{4 + len('!!int ') + len(BIG)}"
 
 
 def test_a_huge_json_integer_is_infinity_as_json_parse_gives():
