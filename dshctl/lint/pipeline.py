@@ -5,7 +5,6 @@ parse diagnostic and only the rules that do not need a value; everything else ru
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 import json
@@ -19,25 +18,13 @@ from dshctl.lint.config import ConfigResolver, RulePolicy
 from dshctl.lint.registry import RULES, LintFile, all_rules
 from dshctl.lint.suppress import filter_disabled
 
-# Directories never worth descending into.
-SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".hg", ".svn"})
+SKIP_DIRS = fk.SKIP_DIRS  # directories never worth descending into
 
 
 def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
-    """Files to lint with whether each was named explicitly; directories are walked for known kinds."""
-    found: list[tuple[Path, bool]] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                found += [(Path(root, f), False) for f in sorted(files) if kind_of(Path(root, f))]
-        elif p.exists():
-            found.append((p, True))
-        else:
-            raise DshctlError("no such file or directory", loc=Loc(str(p)),
-                              hint="pass files or directories that exist")
-    return found
+    """Files to lint with whether each was named explicitly; a walk keeps the dsh kinds (settings
+    files only inside a dsh home)."""
+    return fk.discover(paths, kind_of)
 
 
 def load(path: str, text: str | None, kind: str, data: bytes | None = None) -> LintFile:

@@ -82,16 +82,18 @@ def refine_kind(kind: str, path: str | PurePath, value: Any) -> str:
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".hg", ".svn"})
 
 
-def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
-    """Files to lint with whether each was named explicitly; directories are walked for known kinds.
-    Here rather than in the lint pipeline so that a fully cached lint never imports the parser."""
+def discover(paths: Iterable[str | Path], known=None) -> list[tuple[Path, bool]]:
+    """Files to lint with whether each was named explicitly; directories are walked for the files
+    ``known(path)`` accepts (default: a kind by name). Here rather than in the lint pipeline so that a
+    fully cached lint never imports the parser."""
+    known = known or kind_of
     found: list[tuple[Path, bool]] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                found += [(Path(root, f), False) for f in sorted(files) if kind_of(f)]
+                found += [(Path(root, f), False) for f in sorted(files) if known(Path(root, f))]
         elif p.exists():
             found.append((p, True))
         else:
