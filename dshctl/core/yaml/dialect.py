@@ -9,29 +9,21 @@ node keeps its file, line and column (see docs/dialect.md for the limits and dec
 from __future__ import annotations
 
 import io
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.scanner import Scanner
 
 from dshctl.core.yaml import jsyaml
+from dshctl.core.yaml.events import _CParser, _c_parser_agrees, pure_events
 from dshctl.core.yaml.jsvalue import to_json
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap, to_plain
 from dshctl.core.yaml.scalars import STD_TAG, explicit_value, js_key, resolve_plain
 from dshctl.core.yaml.verdict import schema_for, suspect_text, to_nodes, yaml_error
 from dshctl.errors import Loc, ParseError
-
-try:  # ruamel's C accelerator (libyaml); optional
-    from ruamel.yaml.cyaml import CParser as _CParser
-except ImportError:  # pragma: no cover - exercised only without the accelerator
-    _CParser = None
-
 
 # Limits (docs/dialect.md). js-yaml shares alias targets by reference; we do too, but refuse inputs
 # whose aliases expand (as a consumer walking the tree would see them) to an absurd size.
@@ -70,82 +62,6 @@ class Document:
 
 # ---------------------------------------------------------------------------------------------
 # YAML
-
-
-class _CParserFailed(Exception):
-    """libyaml rejected the text; the YAML 1.2 pure-Python parser decides instead."""
-
-
-def _c_events(text: str):
-    """libyaml's events, one at a time, so the builder's limits stop a hostile file early."""
-    parser = _CParser(io.StringIO(text))
-    try:
-        while True:
-            try:
-                e = parser.get_event()
-            except YAMLError:
-                raise _CParserFailed from None
-            yield e
-            if isinstance(e, ev.StreamEndEvent):
-                return
-    finally:
-        parser.dispose()
-
-
-class _JsYamlFlowScanner(Scanner):
-    """ruamel's scanner with js-yaml's flow-context rules for a leading ``?`` or ``-``.
-
-    ruamel (like libyaml) takes any ``?`` in flow context as the explicit-key indicator, so
-    ``[?x]`` became ``[{x: null}]`` and ``{a: ?x}`` an error, and it accepts ``[-]``. js-yaml 4
-    follows YAML 1.2: ``?`` is an indicator only before a space or line end, and a ``?``/``-``
-    starts a plain scalar only when a character other than a space or ``,[]{}`` follows.
-    Found by tests/test_patching_node.py.
-    """
-
-    def check_key(self) -> bool:
-        if self.flow_level:
-            return self.reader.peek(1) in _END_OR_SPACE
-        return super().check_key()
-
-    def check_plain(self) -> bool:
-        ch = self.reader.peek()
-        if self.flow_level and ch in "-?":
-            following = self.reader.peek(1)
-            return following not in _END_OR_SPACE and following not in ",[]{}"
-        return super().check_plain()
-
-
-_END_OR_SPACE = " \t\r\n\0\x85\u2028\u2029"
-# Text where libyaml may read a flow `?`/`-` differently from js-yaml: leave it to the scanner above.
-_FLOW_QUERY_OR_DASH = re.compile(r"(?:^|[\[{,\s])\?[^\s?]|-[,\]}]")
-
-
-def pure_events(text: str):
-    """Events from ruamel's pure-Python YAML 1.2 parser (the one whose verdict counts)."""
-    yaml = YAML(typ="safe", pure=True)
-    yaml.Scanner = _JsYamlFlowScanner
-    return yaml.parse(io.StringIO(text))
-
-
-def _c_parser_agrees(text: str) -> bool:
-    """False when libyaml could read ``text`` differently from js-yaml (see _JsYamlFlowScanner)."""
-    return _CParser is not None and not _FLOW_QUERY_OR_DASH.search(text)
-
-
-def event_source(text: str):
-    """Parser events for ``text``.
-
-    The C parser (libyaml, via ruamel's accelerator) is tried first because it is ~10x faster. It
-    speaks YAML 1.1 and is stricter than js-yaml in flow context (it rejects ``{a: x ?? 1}`` and
-    ``{url: http://x:80/}``), so on any error the YAML 1.2 pure-Python parser decides, and its error
-    is the one reported.
-    """
-    if _c_parser_agrees(text):
-        try:
-            return list(_c_events(text))
-        except _CParserFailed:
-            pass
-    return pure_events(text)
 
 
 class _Frame:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml import events as ev
 
-from dshctl.core.yaml.dialect import event_source, pure_events
+from dshctl.core.yaml.events import event_source, pure_events
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 
 
