@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dshctl.bundles.install import Change
+from dshctl.bundles.outcome import Change
 from dshctl.errors import DshctlError
 
 

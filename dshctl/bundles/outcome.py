@@ -1,0 +1,64 @@
+"""What a bundle operation is asked (``Options``) and what it did (``Outcome`` of ``Change``s): the
+installer's request and result, rendered by ``dshctl plugin`` and previewed by ``update --dry-run``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from dshctl.bundles.limits import Limits
+
+
+@dataclass
+class Options:
+    offline: bool = False
+    dry_run: bool = False
+    force: bool = False
+    allow_plain: bool = False
+    fault_at: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    progress: Callable[[str], None] | None = None
+    cwd: Path | None = None  # relative local specs are anchored here
+
+
+@dataclass
+class Change:
+    name: str
+    action: str  # added | updated | unchanged | removed | installed
+    version: str | None = None
+    commit: str | None = None
+    old_commit: str | None = None
+    bundle: bool = True
+    position: int | None = None  # 1-based place in dsh.profile.bundles (layer order)
+    forced: bool = False
+    conflicts: list[dict] = field(default_factory=list)
+    stored_path: Path | None = None  # the new tree in the store (for update previews)
+    npm_packages: int = 0  # npm dependencies installed with it
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "action": self.action, "version": self.version,
+                "commit": self.commit, "oldCommit": self.old_commit, "bundle": self.bundle,
+                "position": self.position, "forced": self.forced, "conflicts": self.conflicts,
+                "npmPackages": self.npm_packages}
+
+
+@dataclass
+class Outcome:
+    profile: str
+    directory: Path
+    changes: list[Change]
+    warnings: list[str]
+    initialized: bool = False
+    dry_run: bool = False
+    notes: list[str] = field(default_factory=list)  # e.g. optional npm packages skipped
+    scripts: list[str] = field(default_factory=list)  # install scripts not run, and how to
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action != "unchanged" for c in self.changes)
+
+    def to_dict(self) -> dict:
+        return {"profile": self.profile, "directory": str(self.directory),
+                "initialized": self.initialized, "dryRun": self.dry_run,
+                "changes": [c.to_dict() for c in self.changes], "warnings": self.warnings,
+                "notes": self.notes, "installScriptsNotRun": self.scripts}
