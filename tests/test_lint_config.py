@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.cli.app import main
 from dshctl.lint.config import glob_match
 from pathlib import PurePosixPath
 
@@ -15,11 +14,7 @@ from pathlib import PurePosixPath
 ROWS = "- name: dsh-hello\n- id: a:b\n  name: dsh-other\n"
 
 
-def run(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+from test_cli_conventions import run_main as run  # noqa: E402 - one CLI runner for the suite
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.cli.app import main
 from dshctl.core.presets import Root, discover
 from dshctl.core.presets.lint import lint_presets
 from dshctl.core.presets.metadata import parse_metadata
@@ -27,11 +26,7 @@ def make_preset(root: Path, preset_id: str, composition: str = ROW, metadata: st
     return directory
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out = capsys.readouterr()
-    return exc.value.code, out.out, out.err
+from test_cli_conventions import run_main as run  # noqa: E402 - one CLI runner for the suite
 
 
 def test_a_symlinked_preset_directory_is_not_in_the_roster_and_lint_says_why(tmp_path):

@@ -9,18 +9,13 @@ from pathlib import Path
 import pytest
 
 from dshctl.agents.session.api import SessionStore
-from dshctl.cli.app import main
 
 from tests.agents.session_helpers import write_turn
 
 DSHCTL = Path(sys.executable).parent / "dshctl"
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+from test_cli_conventions import run_main as run  # noqa: E402 - one CLI runner for the suite
 
 
 @pytest.fixture
