@@ -33,6 +33,14 @@ def apply(ctx, config):
 '''
 
 
+def add_flaky(home, config: dict) -> None:
+    """Mount FLAKY in the test bundle with ``config``."""
+    patch = bundle_dir(home) / "cordis.patch.yml"
+    write(bundle_dir(home) / "plugins" / "flaky.py", FLAKY)
+    row = {"id": "flaky", "name": "./plugins/flaky.py", "config": config}
+    write(patch, patch.read_text() + f"    - {json.dumps(row)}\n")
+
+
 def texts(agent, kind="user/message"):
     out = []
     for e in agent.session.events:
@@ -180,9 +188,7 @@ async def test_continuation_override_route_and_default(tmp_path):
 async def test_a_failed_turn_is_retried_with_backoff_then_escalated(tmp_path):
     home = loop_agent_home(tmp_path, replies(10), runner={"continuation": "go on", "escalateAfterFailures": 2,
                                                            "initialBackoffMs": 30, "backoffFactor": 2})
-    patch = bundle_dir(home) / "cordis.patch.yml"
-    write(bundle_dir(home) / "plugins" / "flaky.py", FLAKY)
-    write(patch, patch.read_text() + '    - {"id": "flaky", "name": "./plugins/flaky.py", "config": {"fail": 0}}\n')
+    add_flaky(home, {"fail": 0})
     async with InProcess(home) as host:
         agent = await host.root.get("agents").open()
         agent.followup("/forever")
@@ -213,11 +219,7 @@ async def test_context_pressure_compacts_before_the_retry(tmp_path):
     long = [{"text": "x" * 400} for _ in range(5)]
     home = loop_agent_home(tmp_path, long + [{"text": "summary of it all"}] + replies(5),
                            runner={"continuation": "go on"})
-    patch = bundle_dir(home) / "cordis.patch.yml"
-    write(bundle_dir(home) / "plugins" / "flaky.py", FLAKY)
-    write(patch, patch.read_text() + '    - {"id": "flaky", "name": "./plugins/flaky.py", '
-                                     '"config": {"code": "context_length_exceeded", '
-                                     '"message": "maximum context length is 4096 tokens"}}\n')
+    add_flaky(home, {"code": "context_length_exceeded", "message": "maximum context length is 4096 tokens"})
     user = home / "profiles" / "p" / "cordis.patch.yml"
     write(user, user.read_text() + "- id: compaction-basic\n  config: {auto: false, retainRatio: 0.16}\n")
     async with InProcess(home) as host:
