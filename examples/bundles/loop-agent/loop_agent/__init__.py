@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 from .answers import approval_decision
-from .driver import Driver, was_armed
+from .driver import Driver, text_of as _text, was_armed
 from .state import read_state, sidecar_path, stamp
 from .template import is_forever
 
@@ -127,10 +127,6 @@ class LoopRunner:
         driver.agent.session.append("approval/decided", {"request": payload.get("request"),
                                                          "decision": decision, "by": name}, ignorable=True)
         return {"decision": decision}
-
-
-def _text(message: dict) -> str:
-    return "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
 
 
 def _is_root(agent) -> bool:

@@ -16,7 +16,8 @@ from .template import render
 ACTIVATED, STOPPED = "loop-agent/activated", "loop-agent/stopped"
 
 
-def _text(message: dict) -> str:
+def text_of(message: dict) -> str:
+    """The text blocks of a message, joined."""
     return "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
 
 
@@ -26,7 +27,7 @@ def turn_ends(events: list[dict], after: int) -> list[dict]:
 
 def answer_of(events: list[dict], turn: int) -> str:
     """The assistant text of ``turn`` (the newest answer before it when that turn has none)."""
-    texts = [_text(e["data"]["message"]) for e in events
+    texts = [text_of(e["data"]["message"]) for e in events
              if e["type"] == "assistant/message" and e["data"]["turn"] <= turn]
     texts = [t for t in texts if t]
     return texts[-1] if texts else ""
@@ -39,7 +40,7 @@ def prompt_of(events: list[dict], turn: int) -> str:
         if event["type"] == "turn/start":
             current = event["data"]["turn"]
         elif event["type"] == "user/message" and current == turn:
-            return _text(event["data"])
+            return text_of(event["data"])
     return ""
 
 
