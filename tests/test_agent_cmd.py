@@ -162,3 +162,19 @@ def test_the_demo_home_answers_with_one_tool_call(tmp_path):
     [tool_result] = [e for e in events if e["type"] == "tool/result"]
     assert "# Demo notes" in tool_result["data"]["message"]["content"][0]["content"][0]["text"]
     assert done["reason"] == {"kind": "completed"}
+
+
+def test_a_row_that_fails_on_the_embedded_host_is_one_line_not_a_traceback(tmp_path):
+    import shutil
+
+    from tests.host.helpers import REPO
+    home = tmp_path / "home"
+    shutil.copytree(REPO / "examples" / "home", home, ignore=shutil.ignore_patterns(".dshctl", "sessions"))
+    script = home / "profiles/web/node_modules/@demo/assistant/script.yml"
+    script.write_text("- text: 3\n")
+    result = subprocess.run([DSHCTL, "--home", str(home), "agent", "run", "--profile", "web", "hi"],
+                            capture_output=True, text=True, timeout=WAIT_S)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"row llm (@dshctl/llm-script) failed to start: ScriptError: {script}:1:3" in result.stderr
+    assert result.stderr.count("dshctl: error:") == 1 and "  hint: " in result.stderr

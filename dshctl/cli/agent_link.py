@@ -59,8 +59,19 @@ class EmbeddedLink:
         self._booted = False
 
     async def start(self) -> None:
+        # The runtime's records (a plugin that failed to apply, with its traceback) go to this host's
+        # own log, not to stderr: the command reports a failed row in one line instead.
+        self._handler = self.host.log.attach_logging()
         await self.host.boot()
         self._booted = True
+        agents = self.host.root.get("agents")
+        failed = _failed_rows(self.host.status()["rows"])
+        if failed and getattr(agents, "factory", None) is None:  # the agent cannot run: say why
+            row = failed[0]
+            more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            raise DshctlError(f"{self.where}: row {row['full_id']} ({row['name']}) failed to start{more}: "
+                              f"{row.get('error') or 'see the host log'}",
+                              hint="fix it and run again; `dshctl host run` shows every row as it starts")
 
     async def turn(self, request: dict) -> AsyncIterator[dict]:
         from dshctl.host.agent_ops import TurnStream
@@ -79,6 +90,18 @@ class EmbeddedLink:
         if self._booted:
             await self.host.shutdown()
             self._booted = False
+        if getattr(self, "_handler", None) is not None:
+            self.host.log.detach_logging(self._handler)
+            self._handler = None
+
+
+def _failed_rows(rows: list) -> list:
+    out = []
+    for row in rows:
+        if row.get("state") == "FAILED":
+            out.append(row)
+        out += _failed_rows(row.get("children") or [])
+    return out
 
 
 async def connect(home: Path, profile: str):
