@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from dshctl.core.cache.lint import Job, Result, lint_with_cache
-from dshctl.lint.pipeline import (LintOptions, LintResult, discover, job_salt, lint_one, policies_for,
-                                  rule_config_of)
+from dshctl.lint.plan import (LintOptions, LintResult, Policies, discover, job_salt, policies_for,
+                              rule_config_of)
 
 # Below this many files a pool's start-up (forking, importing nothing new, pickling results) costs
 # more than it saves.
@@ -44,8 +44,10 @@ def run_cached(paths: Iterable[str | Path], options: LintOptions, *, jobs: int |
 
 
 def lint_jobs(jobs: Sequence[Job], rule_config: Mapping[str, Any] | None, workers: int,
-              policies=None) -> list[Result]:
+              policies: Policies | None = None) -> list[Result]:
     global _POLICIES
+    from dshctl.lint.pipeline import lint_one  # only now: a fully cached run never imports the parser
+
     _POLICIES = policies or policies_for(rule_config)
     workers = max(1, min(workers, len(jobs) // MIN_FILES_PER_WORKER))
     if workers == 1:
@@ -65,5 +67,7 @@ def lint_jobs(jobs: Sequence[Job], rule_config: Mapping[str, Any] | None, worker
 
 
 def _lint_one(job: Job) -> Result:
+    from dshctl.lint.pipeline import lint_one
+
     path, explicit, data = job
     return lint_one(path, explicit, _POLICIES, data)

@@ -1,0 +1,64 @@
+"""Import budget of a lint run where every file hits the result cache: nothing but discovery, the rule
+policies and the cache (no YAML dialect, ruamel, jsonschema or rule module); and the rule ids the
+light half (lint/plan.py) knows without importing the rules agree with the registry."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from dshctl.lint import RULES
+from dshctl.lint.plan import RULE_IDS
+
+from test_cli_conventions import clean_env
+
+# Never imported when every file is a cache hit: the parser, schema validation, the rules.
+MISS_ONLY = ("ruamel", "jsonschema", "referencing", "dshctl.core.yaml.dialect", "dshctl.core.yaml.jsyaml",
+             "dshctl.core.jsexpr", "dshctl.core.schemas", "dshctl.core.schemacheck", "dshctl.core.presets",
+             "dshctl.lint.pipeline", "dshctl.lint.registry", "dshctl.lint.rules")
+
+RUN_CACHED = """
+import json, sys
+from dshctl.lint.parallel import run_cached
+from dshctl.lint.plan import LintOptions
+result = run_cached(sys.argv[1:], LintOptions())
+print(json.dumps({"files": result.files, "diags": [d.message for d in result.diagnostics],
+                  "modules": sorted(sys.modules)}))
+"""
+
+
+def under(modules, *packages: str) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def write_inputs(root: Path) -> Path:
+    for i in range(3):
+        d = root / "presets" / f"p{i}"
+        d.mkdir(parents=True)
+        (d / "agent.cordis.yml").write_text(f"- id: row-{i}\n  name: '@x/p{i}'\n"
+                                            "  config:\n    on: !!js process.env.X === '1'\n")
+        (d / "preset.yml").write_text(f"name: p{i}\n")
+    (root / "presets" / "cordis.patch.yml").write_text("- id: row-0\n  disabled: maybe\n")  # a finding
+    return root / "presets"
+
+
+def _run(code: str, *args: str, env: dict) -> dict:
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_the_light_half_knows_every_rule_id_in_registry_order():
+    assert RULE_IDS == tuple(RULES)
+
+
+def test_an_all_hit_run_imports_no_parser_schema_or_rule(tmp_path):
+    target = write_inputs(tmp_path)
+    env = clean_env(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cold = _run(RUN_CACHED, str(target), env=env)  # fills the cache
+    assert under(cold["modules"], "ruamel", "dshctl.lint.rules")  # the probe can see a miss's imports
+    warm = _run(RUN_CACHED, str(target), env=env)
+    assert (warm["files"], warm["diags"]) == (cold["files"], cold["diags"]) and warm["diags"]
+    assert under(warm["modules"], *MISS_ONLY) == []
