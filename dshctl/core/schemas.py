@@ -87,6 +87,30 @@ def for_lint(node: Any) -> Any:
     return out
 
 
+def lint_resources() -> dict[str, Any]:
+    """Every shipped schema as dshctl validates it (``for_lint``), by the file name ``$ref``s use."""
+    return {SCHEMAS[n]: for_lint(load_schema(n)) for n in SCHEMAS}
+
+
+@lru_cache(maxsize=None)
+def _fast_checks() -> dict[str, Any]:
+    """Schema name -> its compiled yes/no check (``core.schemacheck``), or None where a schema uses
+    something the compiler does not know (that one is always validated by jsonschema)."""
+    from dshctl.core.schemacheck import Unsupported, compile_schemas
+
+    resources = lint_resources()
+    try:
+        by_file = compile_schemas(resources)
+    except Unsupported:
+        return {name: None for name in SCHEMAS}
+    return {name: by_file[SCHEMAS[name]] for name in SCHEMAS}
+
+
+def prepare() -> None:
+    """Compile every check a lint may need (before forking workers, so that each inherits them)."""
+    _fast_checks()
+
+
 @lru_cache(maxsize=None)
 def _validator(name: str):
     from jsonschema import Draft202012Validator
@@ -94,14 +118,24 @@ def _validator(name: str):
 
     # The schemas carry no $id (an editor would resolve relative $refs against it, and no URL is
     # reachable offline): each is registered under its file name, which is what their $refs say.
-    resources = [(SCHEMAS[n], Resource.from_contents(for_lint(load_schema(n)))) for n in SCHEMAS]
+    resources = [(file, Resource.from_contents(schema)) for file, schema in lint_resources().items()]
     registry = Registry().with_resources(resources)
     root = canonical_name(name)
     return Draft202012Validator({"$ref": SCHEMAS[root]}, registry=registry)
 
 
 def validate(value: Any, name: str, file: str) -> list[Diagnostic]:
-    """Validate a loaded value (node model) against schema ``name``; one diagnostic per problem."""
+    """Validate a loaded value (node model) against schema ``name``; one diagnostic per problem. A
+    value the compiled check accepts has none; any other gets jsonschema's own errors."""
+    name = canonical_name(name)
+    fast = _fast_checks()[name]
+    if fast is not None and fast(value):
+        return []
+    return jsonschema_diagnostics(value, name, file)
+
+
+def jsonschema_diagnostics(value: Any, name: str, file: str) -> list[Diagnostic]:
+    """``validate`` without the compiled check: jsonschema's errors, located and explained."""
     name = canonical_name(name)
     severity = load_schema(name).get("x-dshctl-severity", "error")
     errors = _validator(name).iter_errors(to_plain(value))

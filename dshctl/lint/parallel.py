@@ -57,10 +57,9 @@ def lint_jobs(jobs: Sequence[Job], rule_config: Mapping[str, Any] | None, worker
 
     from dshctl.core import schemas
 
-    for name in schemas.SCHEMAS:  # compiled once here, inherited by every forked worker
-        schemas._validator(name)
+    schemas.prepare()  # the schema checks compiled once here, inherited by every forked worker
 
-    # fork: the workers inherit the imported parser, rules and compiled schemas instead of redoing it.
+    # fork: the workers inherit the imported parser, rules and compiled checks instead of redoing it.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         chunk = max(1, len(jobs) // (workers * 4))
         return list(pool.map(_lint_one, jobs, chunksize=chunk))
