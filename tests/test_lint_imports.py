@@ -62,3 +62,32 @@ def test_an_all_hit_run_imports_no_parser_schema_or_rule(tmp_path):
     warm = _run(RUN_CACHED, str(target), env=env)
     assert (warm["files"], warm["diags"]) == (cold["files"], cold["diags"]) and warm["diags"]
     assert under(warm["modules"], *MISS_ONLY) == []
+
+
+CLI = """
+import json, sys
+from dshctl.cli.app import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "modules": sorted(sys.modules)}) + "\\n")
+"""
+
+
+def _cli(*args: str, env: dict) -> tuple[str, int, list[str]]:
+    proc = subprocess.run([sys.executable, "-c", CLI, *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+    marker = proc.stderr.rindex("\nMODULES ")
+    found = json.loads(proc.stderr[marker + len("\nMODULES "):])
+    return proc.stdout, found["code"], found["modules"]
+
+
+def test_dshctl_lint_with_every_file_cached_imports_no_parser_schema_rule_or_typer(tmp_path):
+    target = write_inputs(tmp_path)
+    env = clean_env(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cold_out, cold_code, cold_modules = _cli("lint", str(target), env=env)
+    assert "ruamel" in cold_modules and "dshctl.lint.rules" in cold_modules
+    out, code, modules = _cli("lint", str(target), env=env)
+    assert (out, code) == (cold_out, cold_code) and code == 1 and "[schema]" in out
+    assert under(modules, *MISS_ONLY, "typer", "click", "rich") == []

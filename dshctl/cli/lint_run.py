@@ -30,12 +30,12 @@ def run(state, *, paths: Optional[list[str]], fmt: str, config: Optional[Path], 
 
 
 def _options(config, select, ignore, kind):
-    from dshctl.lint import RULES
+    # lint.plan, not lint.pipeline: a run where every file hits the cache imports no parser or rule
     from dshctl.lint.config import parse_rule_list
-    from dshctl.lint.pipeline import LintOptions, kind_named
+    from dshctl.lint.plan import RULE_IDS, LintOptions, kind_named
 
-    return LintOptions(config=config, select=parse_rule_list(select, "--select", RULES),
-                       ignore=parse_rule_list(ignore, "--ignore", RULES) or frozenset(),
+    return LintOptions(config=config, select=parse_rule_list(select, "--select", RULE_IDS),
+                       ignore=parse_rule_list(ignore, "--ignore", RULE_IDS) or frozenset(),
                        kind=kind_named(kind) if kind else None)
 
 

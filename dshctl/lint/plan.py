@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -55,10 +56,30 @@ class Policies:
     def __init__(self, options: LintOptions):
         self.options = options
         self.resolver = ConfigResolver(RULE_IDS, options.config)
+        self._by_config: dict[int, RulePolicy] = {}  # configs without overrides: one policy each
+        self._salts: dict[tuple[str, int], str] = {}
 
     def for_path(self, path: Path) -> RulePolicy:
         config = self.resolver.for_path(path)
-        return RulePolicy.build(config.levels_for(path), self.options.select, self.options.ignore, RULE_IDS)
+        if config.overrides:  # levels depend on the path
+            return RulePolicy.build(config.levels_for(path), self.options.select, self.options.ignore, RULE_IDS)
+        policy = self._by_config.get(id(config))  # the resolver keeps every config alive
+        if policy is None:
+            policy = RulePolicy.build(config.levels_for(path), self.options.select, self.options.ignore,
+                                      RULE_IDS)
+            self._by_config[id(config)] = policy
+        return policy
+
+    def salt(self, kind: str, path: Path) -> str:
+        """``kind`` and the levels in force for ``path``, as one string (see ``job_salt``)."""
+        policy = self.for_path(path)
+        key = (kind, id(policy))
+        found = self._salts.get(key)
+        if found is None:
+            found = kind + "\0" + json.dumps(sorted(policy.levels.items()))
+            if policy in self._by_config.values():  # a shared policy: its salt is shared too
+                self._salts[key] = found
+        return found
 
 
 def policy_for(path: Path, options: LintOptions | None = None) -> RulePolicy:
@@ -96,10 +117,7 @@ def job_salt(path: Path, explicit: bool, options: LintOptions, policies: Policie
     """What besides the file's bytes decides its result: its kind and the levels in force for it
     (config files found upward included). None: no dsh kind (skipped)."""
     kind = job_kind(path, explicit, options)
-    if kind is None:
-        return None
-    levels = policies.for_path(path).levels
-    return kind + "\0" + json.dumps(sorted(levels.items()))
+    return None if kind is None else policies.salt(kind, path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,10 +142,15 @@ def kind_named(name: str) -> str:
 
 def kind_of(path: Path) -> str | None:
     """The kind of ``path`` by its name; ``settings.yaml`` counts only in a dsh home."""
-    kind = fk.kind_of(path)
+    kind = _kind_by_name(path.name)
     if kind is None and path.name in fk.SETTINGS_NAMES and is_dsh_home(path.parent):
         return fk.SETTINGS
     return kind
+
+
+@lru_cache(maxsize=None)
+def _kind_by_name(name: str) -> str | None:
+    return fk.kind_of(name)  # a walk asks for the same few names over and over
 
 
 def is_dsh_home(directory: Path) -> bool:
