@@ -183,3 +183,24 @@ def test_disable_comments_answer_to_the_config(tmp_path, capsys):
 ])
 def test_glob_match(pattern, path, expected):
     assert glob_match(pattern, PurePosixPath(path)) is expected
+
+
+def test_config_is_found_from_a_symlinked_file_s_target_and_through_linked_directories(tmp_path, capsys):
+    """A linked file takes the config of its target's directory; a linked directory is resolved too,
+    and two files of one directory share the (cached) lookup."""
+    write(tmp_path, "real/.dshctl-lint.yaml", "rules:\n  id-colon: warning\n")
+    target = write(tmp_path, "real/cordis.yml", ROWS)
+    write(tmp_path, "elsewhere/.dshctl-lint.yaml", "rules:\n  id-missing: off\n")
+    link = tmp_path / "elsewhere" / "cordis.yml"
+    link.symlink_to(target)
+    neighbour = write(tmp_path, "elsewhere/agent.cordis.yml", ROWS)
+    (tmp_path / "linkdir").symlink_to(tmp_path / "real", target_is_directory=True)
+    expected_real = (0, [("id-missing", "warning", 1), ("id-colon", "warning", 2)])
+    assert findings(capsys, str(link)) == expected_real
+    assert findings(capsys, str(tmp_path / "linkdir" / "cordis.yml")) == expected_real
+    code, out, err = run(capsys, "lint", "-f", "json", str(link), str(neighbour))
+    by_file = {}
+    for d in json.loads(out)["findings"]:
+        by_file.setdefault(Path(d["file"]).name, []).append((d["rule"], d["severity"]))
+    assert by_file == {"cordis.yml": [("id-missing", "warning"), ("id-colon", "warning")],
+                       "agent.cordis.yml": [("id-colon", "error")]}
