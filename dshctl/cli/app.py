@@ -109,9 +109,7 @@ def _run(args: list[str]) -> int:
         check_argv(args)
         code = None
         if not os.environ.get(COMPLETE_VAR):
-            from dshctl.cli.fastpath import run_fast
-
-            code = run_fast(args)  # a hot command without typer's start-up, else None
+            code = _run_fast(args)
         if code is None:
             code = _run_typer(args)
     except DshctlError as err:
@@ -138,6 +136,17 @@ def _run(args: list[str]) -> int:
     if cache is not None:  # --no-cache holds for one invocation (main may be called in-process)
         cache.set_enabled(True)
     return code if isinstance(code, int) else 0
+
+
+def _run_fast(args: list[str]) -> int | None:
+    """A hot command, or the root help on a terminal, without typer's start-up; else None."""
+    if args in (["--help"], ["-h"]):
+        from dshctl.cli.root_help import print_root_help
+
+        return 0 if print_root_help(COMMANDS) else None  # rich's panels, drawn without rich
+    from dshctl.cli.fastpath import run_fast
+
+    return run_fast(args)
 
 
 def _run_typer(args: list[str]):

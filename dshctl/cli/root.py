@@ -9,6 +9,7 @@ import typer.core
 from typing_extensions import Annotated
 
 from dshctl import __version__
+from dshctl.cli import root_help as texts  # the root's texts: its rich-free --help draws them too
 from dshctl.cli.common import complete_profiles
 from dshctl.cli.shared import root_state
 from dshctl.cli.lazy_group import CommandTable, LazyCommandGroup
@@ -55,7 +56,7 @@ def build_root(table: CommandTable, *, rich_help: bool) -> typer.Typer:
     RootGroup.table = table
     app = typer.Typer(
         name="dshctl",
-        help="Compose, lint, install and host dsh (DeepSeek Harness) configurations.",
+        help=texts.DESCRIPTION,
         cls=RootGroup,
         no_args_is_help=True,
         add_completion=False,
@@ -77,13 +78,13 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     home: Annotated[Optional[Path], typer.Option(
-        "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)] = None,
-    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile name.",
+        "--home", help=texts.HOME_HELP, show_default=False)] = None,
+    profile: Annotated[str, typer.Option("--profile", "-p", help=texts.PROFILE_HELP,
                                          autocompletion=complete_profiles)] = "web",
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help=texts.DEBUG_HELP)] = False,
     version: Annotated[Optional[bool], typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
+        "--version", callback=_version, is_eager=True, help=texts.VERSION_HELP)] = None,
     no_cache: Annotated[bool, typer.Option(
-        "--no-cache", help="Neither read nor write dshctl's caches ($XDG_CACHE_HOME/dshctl).")] = False,
+        "--no-cache", help=texts.NO_CACHE_HELP)] = False,
 ) -> None:
     ctx.obj = root_state(home=home, profile=profile, debug=debug, no_cache=no_cache)
