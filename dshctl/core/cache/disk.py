@@ -44,11 +44,11 @@ def code_version() -> str:
     h = hashlib.sha256()
     for root, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        prefix = "" if root == str(package) else os.path.relpath(root, package) + os.sep  # once a directory
         for name in sorted(files):
             if name.endswith(".py"):
                 st = os.stat(os.path.join(root, name))
-                h.update(f"{os.path.relpath(os.path.join(root, name), package)}:{st.st_size}:{st.st_mtime_ns}\n"
-                         .encode("utf-8", "surrogateescape"))
+                h.update(f"{prefix}{name}:{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
     return f"{__version__}+{h.hexdigest()[:16]}"
 
 
