@@ -221,18 +221,24 @@ def _on_a_terminal(args: list[str], env: dict) -> bytes:
         proc = subprocess.Popen([str(DSHCTL), *args], stdout=slave, stderr=subprocess.DEVNULL,
                                 stdin=subprocess.DEVNULL, env=clean_env(**env))
         os.close(slave)
-        chunks = []
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
+        drawn = read_terminal(master)
         assert proc.wait(timeout=60) == 0
     finally:
         os.close(master)
+    return drawn
+
+
+def read_terminal(master: int) -> bytes:
+    """Everything written to a pseudo-terminal until the child closes it."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
     return b"".join(chunks)
 
 

@@ -18,17 +18,9 @@ import pytest
 from dshctl.cli import root_help
 from dshctl.cli.app import COMMANDS
 
-from test_cli_conventions import clean_env
+from test_cli_conventions import clean_env, read_terminal
+from test_cli_lazy import PROBE
 
-PROBE = """
-import json, sys
-from dshctl.cli.app import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
-"""
 ANSI = re.compile(rb"\x1b\[[0-9;]*m")
 
 
@@ -43,21 +35,13 @@ def on_a_terminal(args: list[str], columns: int, **env: str) -> tuple[bytes, set
         proc = subprocess.Popen([sys.executable, "-c", PROBE, *args], stdin=slave, stdout=slave,
                                 stderr=subprocess.PIPE, env=environment)
         os.close(slave)
-        chunks = []
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
+        drawn = read_terminal(master)
         err = proc.stderr.read().decode()
         proc.wait(timeout=60)
     finally:
         os.close(master)
     marker = err.rindex("\nMODULES ")
-    return b"".join(chunks), set(json.loads(err[marker + len("\nMODULES "):]))
+    return drawn, set(json.loads(err[marker + len("\nMODULES "):]))
 
 
 def heavy(modules: set[str]) -> list[str]:
