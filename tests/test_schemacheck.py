@@ -4,7 +4,6 @@ valid and invalid ones), and on every corpus file against every shipped schema."
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -12,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 from dshctl.core import schemas
 from dshctl.core.schemacheck import Unsupported, compile_schemas, equal
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap, to_plain
-from dshctl.lint.pipeline import kind_of, load
+from dshctl.lint.pipeline import load
+from dshctl.lint.plan import kind_of
 
 from corpus_files import CORPUS
 

@@ -56,7 +56,8 @@ def _run(paths: list[str], options, stdin_filename: str | None, *, jobs: int | N
 
 
 def _lint_stdin(options, stdin_filename: str | None):
-    from dshctl.lint.pipeline import kind_of, lint_text
+    from dshctl.lint.pipeline import lint_text
+    from dshctl.lint.plan import kind_of
 
     shown = stdin_filename or "<stdin>"
     kind = options.kind or (kind_of(Path(stdin_filename)) if stdin_filename else None)
@@ -92,7 +93,7 @@ def _print_rules(fmt: str, where: Path, options) -> None:
     from dshctl.cli.shared import console, print_json
     from dshctl.lint import all_rules
     from dshctl.lint.config import level_of
-    from dshctl.lint.pipeline import policy_for
+    from dshctl.lint.plan import policy_for
 
     policy = policy_for(where, options)
     rules = all_rules()

@@ -13,15 +13,13 @@ from dshctl.core.yaml.dialect import decode_text, load_json, load_yaml, read_tex
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.errors import DshctlError, Loc, ParseError
 from dshctl.lint.config import RulePolicy
-from dshctl.lint.plan import (KIND_HINT, KIND_NAMES, RULE_IDS, LintOptions, LintResult,  # noqa: F401
-                              Policies, discover, is_dsh_home, job_kind, job_salt, kind_named,
-                              kind_of, options_from, policies_for, policy_for, rule_config_of)
+from dshctl.lint.plan import (KIND_HINT, LintOptions, LintResult, Policies, discover, job_kind, kind_of,
+                              options_from)
 from dshctl.lint.registry import RULES, LintFile, all_rules
 from dshctl.lint.suppress import filter_disabled
 import dshctl.lint.rules  # noqa: E402,F401 - the owner of the built-in rules registers them
 
 SKIP_DIRS = fk.SKIP_DIRS  # directories never worth descending into
-_Policies = Policies  # the name this module used before plan.py
 
 
 def load(path: str, text: str | None, kind: str, data: bytes | None = None) -> LintFile:
