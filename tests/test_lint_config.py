@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dshctl.lint.config import glob_match
+from dshctl.lint.config import ConfigResolver, glob_match, resolved
+from dshctl.lint.plan import RULE_IDS
 from pathlib import PurePosixPath
 
 # A row without id (id-missing, a warning) and an id with a colon (id-colon, an error).
@@ -204,3 +207,32 @@ def test_config_is_found_from_a_symlinked_file_s_target_and_through_linked_direc
         by_file.setdefault(Path(d["file"]).name, []).append((d["rule"], d["severity"]))
     assert by_file == {"cordis.yml": [("id-missing", "warning"), ("id-colon", "warning")],
                        "agent.cordis.yml": [("id-colon", "error")]}
+
+
+def _link_tree(root: Path) -> None:
+    for d in ("a/b/c", "a/x", "l/m"):
+        (root / d).mkdir(parents=True)
+    for link, target in (("lb", "a/b"), ("l/up", "../a"), ("dang", "nowhere"), ("loop2", "loop1"),
+                         ("loop1", "loop2"), ("a/b/self", ".")):
+        (root / link).symlink_to(target)
+
+
+_SEGMENTS = ["a", "b", "c", "x", "l", "m", "lb", "up", "self", "..", ".", "dang", "loop1", "missing"]
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_SEGMENTS), min_size=1, max_size=6), st.booleans())
+def test_directory_resolution_from_cached_parents_equals_resolve(tmp_path_factory, segments, absolute):
+    """The resolver builds a directory's resolved path from its parent's (one lstat each): always
+    what Path.resolve gives, through links, dangling links, loops and '..'."""
+    root = tmp_path_factory.mktemp("links")
+    _link_tree(root)
+    resolver = ConfigResolver(RULE_IDS)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        path = Path(root if absolute else ".", *segments)
+        for prefix in [Path(*path.parts[:i]) for i in range(1, len(path.parts) + 1)] + [path]:
+            assert resolver._resolved_dir(prefix) == resolved(prefix), prefix
+    finally:
+        os.chdir(cwd)

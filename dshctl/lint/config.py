@@ -157,10 +157,26 @@ class ConfigResolver:
             return resolved(path).parent if not path.is_dir() else resolved(path)
         if stat.S_ISDIR(mode):
             return resolved(path)
-        parent = path.parent
-        found = self._parents.get(parent)
+        return self._resolved_dir(path.parent)
+
+    def _resolved_dir(self, directory: Path) -> Path:
+        """``resolved(directory)``, built from the resolved parent (cached) and one lstat: what
+        realpath finds, without walking every component again for each directory."""
+        found = self._parents.get(directory)
+        if found is not None:
+            return found
+        name, parent = directory.name, directory.parent
+        found = None
+        if name not in ("", ".", "..") and parent != directory:
+            try:
+                mode = os.lstat(directory).st_mode
+            except (OSError, ValueError):
+                mode = None
+            if mode is not None and stat.S_ISDIR(mode):  # neither a link nor missing
+                found = self._resolved_dir(parent) / name
         if found is None:
-            found = self._parents[parent] = resolved(parent)
+            found = resolved(directory)
+        self._parents[directory] = found
         return found
 
     def _for_dir(self, directory: Path) -> LintConfig:
@@ -244,11 +260,11 @@ class ConfigResolver:
 
 
 def config_file_in(directory: Path) -> Path | None:
-    candidate = directory / CONFIG_FILE
-    if candidate.is_file():
-        return candidate
+    where = str(directory)
+    if os.path.isfile(os.path.join(where, CONFIG_FILE)):  # strings: asked once per directory linted
+        return directory / CONFIG_FILE
     pyproject = directory / PYPROJECT
-    if pyproject.is_file():
+    if os.path.isfile(os.path.join(where, PYPROJECT)):
         try:
             text = pyproject.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
