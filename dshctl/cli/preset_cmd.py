@@ -1,7 +1,6 @@
 """`dshctl preset`: list, show, path, new and lint agent presets (docs/presets.md)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
