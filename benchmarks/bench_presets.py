@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_presets.py [--presets N] [--repeat R]
     .venv/bin/python benchmarks/bench_presets.py --growth   # re-scan at 2.5k / 5k / 10k, with ratios
+    .venv/bin/python benchmarks/bench_presets.py --list     # issue 13: `preset list -f json`, unchanged
 
 Prints the cold scan (a fresh ScanCache: every file read, hashed and parsed), the re-scan with
 nothing changed (same cache: stat only), and the whole CLI in a fresh process
@@ -105,14 +106,60 @@ def growth(sizes=(2_500, 5_000, 10_000), repeat: int = 7) -> None:
             shutil.rmtree(base, ignore_errors=True)
 
 
+LIST_TARGET_MS = 300.0  # issue 13: `preset list -f json`, 10,000 presets unchanged since the last run
+
+
+def list_target(count: int = 10_000, runs: int = 11) -> None:
+    """The issue-13 row as compare_peers.py runs it: the CLI over ``count`` presets whose caches were
+    filled by earlier runs (one, then one more past the 2 s racy window, so stamps are trusted), CPU
+    time (user + sys of the child) of each run, interleaved with a `--no-cache` run for reference."""
+    import os
+
+    base = Path(tempfile.mkdtemp(prefix="bench-presets-"))
+    env = dict(os.environ, XDG_CACHE_HOME=str(base / "cache"))
+    try:
+        roots = build(base / "roster", count)
+        dshctl = str(Path(sys.executable).parent / "dshctl")
+        cmd = [dshctl, "preset", "list", "--home", str(base / "home"), "--no-user-root", "-f", "json"]
+        for root in roots:
+            cmd += ["--root", str(root.path)]
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+        time.sleep(2.1)
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+        def child_cpu(args: list[str]) -> float:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+        warm, cold = [], []
+        for _ in range(runs):
+            warm.append(child_cpu(cmd))
+            cold.append(child_cpu([dshctl, "--no-cache", *cmd[1:]]))
+        med = statistics.median(warm)
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        print(f"preset list -f json, {count:,} presets, --no-cache: median CPU {statistics.median(cold):.0f} ms")
+        print(f"preset list -f json, {count:,} presets, unchanged: median CPU {med:.0f} ms "
+              f"(runs: {', '.join(f'{w:.0f}' for w in warm)})")
+        print(f"target: preset list of {count:,} unchanged presets <= {LIST_TARGET_MS:.0f} ms CPU: {med:.0f} ms: "
+              f"{'met' if med <= LIST_TARGET_MS else 'NOT MET'}")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--presets", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--growth", action="store_true", help="re-scan at 2.5k / 5k / 10k presets")
+    parser.add_argument("--list", action="store_true", help="the issue-13 `preset list` target")
     args = parser.parse_args()
     if args.growth:
         growth()
+        return
+    if args.list:
+        list_target(args.presets)
         return
     base = Path(tempfile.mkdtemp(prefix="bench-presets-"))
     try:

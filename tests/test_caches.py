@@ -245,6 +245,56 @@ def test_cli_preset_list_cached_equals_no_cache(capsys, tmp_path):
     assert outs[0] == outs[1] == outs[2] and outs[0][0] == 0
 
 
+def test_cli_preset_list_rendering_always_equals_a_run_without_cache(capsys, tmp_path, monkeypatch):
+    """`preset list -f json` reuses its last text while the roster's fingerprint is unchanged
+    (core/presets/rendering.py): after every random edit, rename, touch, truncation, deletion,
+    addition, same-size rewrite, metadata change, empty preset directory or FIFO, the output equals a run with no cache at
+    all, and a second run with nothing changed really reuses the text."""
+    from dshctl.cli import preset_list_run
+
+    roots = make_roots(tmp_path)
+    args = ["preset", "list", "--home", tmp_path / "home", "--no-user-root", "-f", "json",
+            "--root", tmp_path / "r0", "--root", tmp_path / "r1"]
+    rendered = []
+    real = preset_list_run.json_text
+    monkeypatch.setattr(preset_list_run, "json_text", lambda roster: rendered.append(1) or real(roster))
+    rng = random.Random(11)
+    reused = 0
+    for step in range(50):
+        fifos = [p for r in roots for p in r.path.glob("*/agent.cordis.yml") if p.is_fifo()]
+        if fifos or step % 7 == 0:
+            what = _fifo_or_back(roots, rng)
+        elif step % 7 == 3:  # a preset directory without files: only the listing shows it
+            empty = rng.choice(roots).path / f"e{rng.randrange(3)}"
+            what = f"empty dir {empty.name}"
+            shutil.rmtree(empty) if empty.exists() else empty.mkdir()
+        else:
+            what = mutate_presets(roots, rng)
+        cold = run_main(capsys, "--no-cache", *args)
+        assert run_main(capsys, *args) == cold, f"step {step}: {what}"
+        before = len(rendered)
+        assert run_main(capsys, *args) == cold, f"step {step}: {what} (second run)"
+        fifo = any(p.is_fifo() for r in roots for p in r.path.glob("*/*"))
+        reused += len(rendered) == before
+        assert (len(rendered) == before) == (not fifo), f"step {step}: {what}: rendering not reused"
+    assert reused >= 30
+
+
+def _fifo_or_back(roots, rng: random.Random) -> str:
+    """A composition that is a FIFO (never read, never cached: the rendering must not be reused),
+    or a FIFO turned back into a file."""
+    fifos = [p for r in roots for p in r.path.glob("*/agent.cordis.yml") if p.is_fifo()]
+    if fifos:
+        fifos[0].unlink()
+        fifos[0].write_text(rng.choice(EDITS))
+        return f"fifo back {fifos[0].parent.name}"
+    comps = sorted(p for r in roots for p in r.path.glob("*/agent.cordis.yml"))
+    target = rng.choice(comps)
+    target.unlink()
+    os.mkfifo(target)
+    return f"fifo {target.parent.name}"
+
+
 def test_disk_cache_stays_within_its_budget(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     store = diskcache.DiskCache("t", max_bytes=10_000)

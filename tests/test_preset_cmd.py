@@ -313,3 +313,27 @@ def test_new_into_a_file_is_one_error_line_not_an_internal_error(capsys, home, t
         assert (code, out) == (1, "")
         assert err.startswith(f"dshctl: error: {into}: cannot create the preset root: ") and "hint:" in err
     assert blocker.read_text() == "x"
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("extra", [[], ["--profile", "ghost"], ["--root", "/nonexistent-root"]])
+def test_list_on_the_fast_path_is_byte_identical_to_typer(home, fmt, extra):
+    """`preset list` runs without typer (cli/fastpath.py): same stdout, stderr and exit code as
+    through typer, and the JSON path imports neither typer, click nor rich."""
+    def list_(fast: str):
+        env = {**os.environ, "NO_COLOR": "1", "DSHCTL_FASTPATH": fast}
+        return subprocess.run([str(DSHCTL), "--home", str(home), "preset", "list", *ROOTS, *extra, "-f", fmt],
+                              capture_output=True, text=True, env=env)
+
+    fast, slow = list_("1"), list_("0")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert fast.returncode == 0 and fast.stdout
+
+
+def test_list_json_on_the_fast_path_imports_no_cli_framework(home):
+    code = ("import sys\nfrom dshctl.cli.app import _run\n"
+            f"rc = _run(['--home', {str(home)!r}, 'preset', 'list', *{ROOTS!r}, '-f', 'json'])\n"
+            "sys.stderr.write(f\"{rc} {sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules)}\")")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "DSHCTL_FASTPATH": "1"})
+    assert proc.stderr.strip().splitlines()[-1] == "0 []", proc.stderr

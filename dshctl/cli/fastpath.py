@@ -23,6 +23,7 @@ from typing import Any, Optional
 # command words → "module:function" of its typer-free body
 FAST: dict[tuple[str, ...], str] = {
     ("lint",): "dshctl.cli.lint_run:run",
+    ("preset", "list"): "dshctl.cli.preset_list_run:run",
 }
 
 _STATE_PARAMS = ("home", "profile")  # folded into the State the body receives, as effective() does

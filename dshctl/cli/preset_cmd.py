@@ -1,7 +1,6 @@
 """`dshctl preset`: list, show, path, new and lint agent presets (docs/presets.md)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -20,22 +19,16 @@ NoUserRootOpt = Annotated[bool, typer.Option(
 
 
 def _note(text: str) -> None:
-    sys.stderr.write(f"dshctl: note: {text}\n")
+    from dshctl.cli.preset_list_run import note
+
+    note(text)
 
 
 def _roster(ctx: typer.Context, home, profile, roots, no_user_root, *, strict: bool = True):
-    from dshctl.core.presets import discover, load_scan_cache, resolve_roots, save_scan_cache
+    from dshctl.cli.preset_list_run import roster_of
 
     state = effective(ctx, home, profile)
-    resolved, note = resolve_roots(state.home, state.profile, roots, no_user_root)
-    if note:
-        _note(note)
-    cache = load_scan_cache(resolved)
-    roster = discover(resolved, cache=cache)
-    save_scan_cache(resolved, cache)
-    if strict:
-        roster.raise_root_errors()
-    return roster, state
+    return roster_of(state, roots, no_user_root, strict=strict), state
 
 
 def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
@@ -44,20 +37,10 @@ def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = Non
 
     Example: dshctl preset list --format json
     """
-    check_format(fmt)
-    roster, _ = _roster(ctx, home, profile, root, no_user_root)
-    if fmt == "json":
-        print_json([p.to_dict() for p in roster.presets])
-        return
-    from dshctl.cli.preset_view import HEADERS, print_broken, print_table, roster_rows
+    from dshctl.cli import preset_list_run
 
-    from dshctl.core.presets.model import display_name
-
-    for skipped in roster.skipped:
-        if skipped.notable:
-            _note(f"skipped {display_name(str(skipped.path))}: {skipped.reason}")
-    print_table(HEADERS, roster_rows(roster))
-    print_broken(roster)
+    raise typer.Exit(preset_list_run.run(effective(ctx, home, profile), root=root, no_user_root=no_user_root,
+                                         fmt=fmt))
 
 
 def cmd_show(ctx: typer.Context, preset_id: Annotated[str, typer.Argument(metavar="ID", help="A preset id (its directory name), e.g. standard.",

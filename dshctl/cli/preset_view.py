@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dshctl.cli.common import console, is_rich
+from dshctl.cli.shared import console, is_rich
 
 
 def _cell(value: Any) -> str:

@@ -3,6 +3,10 @@
 As in dsh (dsh-config.md §10), a reload re-reads only the two user layers; bundle files, ``--patch``
 files and the launcher overlay are the copies taken at boot. A change of bundle *membership* cannot be
 applied that way, so :meth:`HostComposer.compose` refuses it and asks for a restart instead.
+
+Since the bundle layers never change while the host runs, their part of the patch pass is run once at
+boot and each reload resumes from it (core/compose/resume.py); the digest re-encodes only the rows
+the reload changed. Where resuming is not exact (YAML aliases), the layers are composed in one pass.
 """
 from __future__ import annotations
 
@@ -11,9 +15,12 @@ from pathlib import Path
 from typing import Sequence
 
 from dshctl.core.compose import layers as L
+from dshctl.core.compose import resume
 from dshctl.core.compose.composition import compose_layers, launcher_layer
 from dshctl.core.compose.profile import manifest_bundles, profile_dir, read_manifest
 from dshctl.errors import DshctlError, Loc
+
+from .lastgood import row_text, rows_digest, texts_digest
 
 
 class RestartRequired(DshctlError):
@@ -24,6 +31,7 @@ class RestartRequired(DshctlError):
 class Composed:
     rows: list
     warnings: list
+    digest: str = ""   # lastgood.rows_digest(rows)
 
 
 class HostComposer:
@@ -37,6 +45,7 @@ class HostComposer:
         self._bundle_layers: list[L.Layer] = []
         self._patch_layers: list[L.Layer] = []
         self._launcher: L.Layer | None = None
+        self._snapshot: resume.Snapshot | None = None   # the bundle layers' pass, kept from boot
         self.booted = False
 
     @property
@@ -49,6 +58,7 @@ class HostComposer:
         self._bundle_layers = L.bundle_layers(self.home, self.profile)
         self._patch_layers = L.patch_layers(self.patches)
         self.bundles = [layer.label for layer in self._bundle_layers]
+        self._snapshot = resume.snapshot(self._bundle_layers)
         self._launcher = None
         self.booted = True
         return self._compose(reload=False)
@@ -65,13 +75,31 @@ class HostComposer:
 
     def _compose(self, *, reload: bool) -> Composed:
         # dsh labels the profile layer `overlay` at boot and `patches` on a live reload (§6)
-        user = L.user_layers(self.home, self.profile, reload=reload)
-        base = self._bundle_layers + user + self._patch_layers
+        tail = L.user_layers(self.home, self.profile, reload=reload) + self._patch_layers
         if self._launcher is None:  # layer 5 is computed once, from the first composition
-            self._launcher = launcher_layer(compose_layers(base, track=False).rows)
-        layers = base + [self._launcher] if self._launcher.patches else base
-        result = compose_layers(layers, track=False)  # no provenance: the host never explains
-        return Composed(result.rows, result.warnings)
+            self._launcher = launcher_layer(self._compose_tail(tail)[0])
+        if self._launcher.patches:
+            tail.append(self._launcher)
+        rows, warnings, digest = self._compose_tail(tail)
+        return Composed(rows, warnings, digest)
+
+    def _compose_tail(self, tail: list) -> tuple[list, list, str]:
+        """The bundle layers then ``tail``, resumed from the boot-time pass when that is exact."""
+        snap = self._snapshot
+        resumed = resume.resume(snap, tail) if snap is not None else None
+        if resumed is None:  # no provenance: the host never explains
+            result = compose_layers(self._bundle_layers + tail, track=False)
+            return result.rows, result.warnings, rows_digest(result.rows)
+        texts = []
+        for pos, row in enumerate(resumed.rows):
+            if pos in resumed.public:  # the boot-time twin, unchanged: its text is known
+                cached = snap.texts.get(id(row))
+                if cached is None:
+                    cached = snap.texts[id(row)] = (row, row_text(row))
+                texts.append(cached[1])
+            else:
+                texts.append(row_text(row))
+        return resumed.rows, resumed.warnings, texts_digest(texts)
 
     def check_membership(self) -> None:
         try:

@@ -131,7 +131,7 @@ class ConfigReloader:
         try:
             composed = self.host.composer.compose()
             warnings = [str(w) for w in composed.warnings]
-            digest = rows_digest(composed.rows)
+            digest = composed.digest or rows_digest(composed.rows)
         except RestartRequired as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)],
                                  warnings=["restart required"])

@@ -42,7 +42,21 @@ def rows_digest(rows: list) -> str:
     """A stable fingerprint of composed rows: equal rows give equal digests (positions ignored)."""
     # json encodes YMap/YList (dict/list subclasses) in C directly; only !!js needs the hook. Same
     # text as json.dumps(to_plain(rows)) without first copying every row (a quarter of a reload).
-    text = json.dumps(rows, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain_js)
+    return _digest_text(row_text(rows))
+
+
+def row_text(value) -> str:
+    """The digest's JSON text of one value (a row, or a whole row list)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain_js)
+
+
+def texts_digest(texts: list[str]) -> str:
+    """``rows_digest(rows)`` from ``[row_text(r) for r in rows]``: a list's compact JSON is its items'
+    texts joined by commas, so a host re-encodes only the rows a reload changed."""
+    return _digest_text("[" + ",".join(texts) + "]")
+
+
+def _digest_text(text: str) -> str:
     # surrogatepass: a lone surrogate is a valid JavaScript string, so it must hash, not raise
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -40,12 +40,12 @@ def host_status(host: "Host") -> dict:
 
 def _on_disk(host: "Host") -> dict:
     try:
-        rows = host.composer.compose().rows
+        composed = host.composer.compose()
     except RestartRequired as err:
         return {"digest": None, "error": str(err), "restart_required": True}
     except DshctlError as err:
         return {"digest": None, "error": str(err)}
-    return {"digest": lastgood.rows_digest(rows)}
+    return {"digest": composed.digest or lastgood.rows_digest(composed.rows)}
 
 
 def _last_good(host: "Host") -> dict | None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap, to_plain
 from dshctl.errors import Loc
-from dshctl.host.lastgood import rows_digest
+from dshctl.host.lastgood import row_text, rows_digest, texts_digest
 
 
 def reference(rows) -> str:
@@ -37,6 +37,13 @@ values = st.recursive(scalars, lambda kids: st.one_of(
 @given(st.lists(values, max_size=6))
 def test_digest_equals_the_digest_of_the_plain_rows(rows):
     assert rows_digest(rows) == reference(rows)
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=6))
+def test_digest_from_per_row_texts_is_the_digest_of_the_list(rows):
+    """The host digests a reload from cached per-row texts (composer.py): it must be the same."""
+    assert texts_digest([row_text(r) for r in rows]) == rows_digest(rows)
 
 
 def test_digest_tells_rows_apart():

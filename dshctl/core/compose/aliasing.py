@@ -21,6 +21,7 @@ class StructuredClone:
     def __init__(self) -> None:
         self.memo: dict[int, Any] = {}
         self.shared = False
+        self.js_shared = False  # one !!js object reached twice (the clone keeps that identity too)
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, (dict, list)):
@@ -33,6 +34,8 @@ class StructuredClone:
             hit = self.memo.get(id(value))
             if hit is None:
                 hit = self.memo[id(value)] = JsExpr(value.expr, value.loc)
+            else:
+                self.js_shared = True
             return hit
         return value
 

@@ -333,6 +333,16 @@ def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool
         shared = True
     state = _Pass(data, shared, track, touches)
     state.build(data, list(range(len(data))), getattr(base, "loc", None))
+    run_pass(state, plist)
+    if shared:
+        node = find_cycle(data)
+        if node is not None:
+            raise _cycle_error(getattr(node, "loc", None) or getattr(base, "loc", None))
+    return PatchResult(data, state.warnings, state.touches, state.sources, state.index)
+
+
+def run_pass(state: _Pass, plist: Sequence[Patch]) -> None:
+    """Apply ``plist`` in order, opening and closing a layer wherever the layer changes."""
     current: tuple[int, str] | None = None
     for p in plist:
         if current is None or current[0] != p.layer_index or current[1] != p.layer:
@@ -343,11 +353,6 @@ def _apply(base: Sequence[Any], patches: Iterable[Any], clone: bool, track: bool
         state.apply(p)
     if current is not None:
         state.close_layer(current[1])
-    if shared:
-        node = find_cycle(data)
-        if node is not None:
-            raise _cycle_error(getattr(node, "loc", None) or getattr(base, "loc", None))
-    return PatchResult(data, state.warnings, state.touches, state.sources, state.index)
 
 
 def _cycle_error(where: Loc | None) -> PatchError:

@@ -43,6 +43,9 @@ class ScanCache:
         self.rehashed = 0  # stamp changed, content identical: no parse
         self.parsed = 0  # content new or changed
         self.dirty = False  # an entry was added, refreshed or dropped since the cache was loaded
+        # results of the last scan that no entry holds (a stat or read error, a FIFO, an oversized
+        # file): while it is 0, every value the scan used is the value of its entry (rendering.py)
+        self.uncached = 0
 
     def __len__(self) -> int:
         return sum(map(len, self.tables.values()))

@@ -29,6 +29,7 @@ def discover(roots: list[Root], *, cache: ScanCache | None = None) -> Roster:
 
 
 def _discover(roots: list[Root], cache: ScanCache) -> Roster:
+    cache.uncached = 0
     seen: dict[str, set[str]] = {"health": set(), "metadata": set()}
     winners: dict[str, Preset] = {}
     roster = Roster(roots=list(roots), presets=[], shadowed=[], skipped=[], root_errors=[])
@@ -54,6 +55,7 @@ def _scan_root(root: Root, cache: ScanCache, seen: dict, roster: Roster) -> list
     except FileNotFoundError:
         return []  # an absent root (or a dangling link to one) yields nothing
     except OSError as exc:
+        cache.uncached += 1
         roster.root_errors.append(root_error(root.path, exc))
         return []
     presets = []
@@ -163,6 +165,7 @@ def _health(file: str, cache: ScanCache, seen: dict) -> Health:
     except FileNotFoundError:
         return health_of_read_error(None, Path(file), missing=True)
     except OSError as exc:
+        cache.uncached += 1
         return health_of_read_error(exc, Path(file))
     seen["health"].add(file)
     value = cache.fresh("health", file, st)  # unchanged: the stamp proves it was a regular file of fine size
@@ -172,6 +175,7 @@ def _health(file: str, cache: ScanCache, seen: dict) -> Health:
 
 
 def _health_slow(file: str, st: os.stat_result, cache: ScanCache) -> Health:
+    cache.uncached += 1  # until the entry holds the value, below
     if stat_mod.S_ISDIR(st.st_mode):
         return health_of_read_error(IsADirectoryError(errno.EISDIR, "Is a directory"), Path(file))
     if not stat_mod.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
@@ -179,8 +183,10 @@ def _health_slow(file: str, st: os.stat_result, cache: ScanCache) -> Health:
     if st.st_size > MAX_COMPOSITION_BYTES:
         return health_of_read_error(None, Path(file), size=st.st_size)
     try:
-        return cache.get("health", file, st, lambda: _read(file),
-                         lambda data: parse_composition(data, Path(file))[1])
+        health = cache.get("health", file, st, lambda: _read(file),
+                           lambda data: parse_composition(data, Path(file))[1])
+        cache.uncached -= 1
+        return health
     except OSError as exc:
         return health_of_read_error(exc, Path(file))
 
@@ -199,16 +205,20 @@ def _metadata(file: str, cache: ScanCache, seen: dict) -> Metadata:
     except FileNotFoundError:
         return _NO_METADATA
     except OSError as exc:
+        cache.uncached += 1
         return unreadable_metadata(exc, Path(file))
     seen["metadata"].add(file)
     value = cache.fresh("metadata", file, st)
     if value is not MISSING:
         return value
+    cache.uncached += 1  # until the entry holds the value, below
     if not stat_mod.S_ISREG(st.st_mode) or st.st_size > MAX_COMPOSITION_BYTES:
         return unreadable_metadata(OSError(errno.EINVAL, "not a regular file of sensible size"), Path(file))
     try:
-        return cache.get("metadata", file, st, lambda: _read(file),
-                         lambda data: parse_metadata(data, Path(file)))
+        metadata = cache.get("metadata", file, st, lambda: _read(file),
+                             lambda data: parse_metadata(data, Path(file)))
+        cache.uncached -= 1
+        return metadata
     except OSError as exc:
         return unreadable_metadata(exc, Path(file))
 

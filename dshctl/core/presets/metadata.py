@@ -12,10 +12,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dshctl.core.yaml import jsyaml
-from dshctl.core.yaml.dialect import load_yaml
-from dshctl.core.yaml.nodes import to_plain
-from dshctl.core.yaml.verdict import yaml_error
 from dshctl.errors import Loc, ParseError
 
 from .health import decode
@@ -28,6 +24,11 @@ def parse_metadata(data: bytes, path: Path) -> Metadata:
     """Metadata from the bytes of ``preset.yml``, read as dsh reads it: ``yaml.load`` with js-yaml's
     default schema (``jsyaml.DEFAULT``), so ``2024-01-01`` is a date and ``<<`` merges. Positions for
     the problems come from the fast reader when it can read the file."""
+    # the readers are imported on the first parse: a scan whose cache holds every file never needs them
+    from dshctl.core.yaml import jsyaml
+    from dshctl.core.yaml.nodes import to_plain
+    from dshctl.core.yaml.verdict import yaml_error
+
     file = str(path)
     text = decode(data)
     positions = _fast(text, file)
@@ -74,6 +75,8 @@ def parse_metadata(data: bytes, path: Path) -> Metadata:
 
 def _dropped_text(key: str, field: Any, positions: Any, text: str, file: str) -> MetadataProblem:
     """Why a name or description is lost; a value that js-yaml typed gets a hint to quote it."""
+    from dshctl.core.yaml import jsyaml
+
     loc = _loc(positions, key, file)
     kind = ("a date" if isinstance(field, jsyaml.JsDate) else "a boolean" if isinstance(field, bool)
             else "a number" if isinstance(field, (int, float)) else None)
@@ -106,6 +109,8 @@ _FAILED = object()
 
 def _fast(text: str, file: str) -> Any:
     """The fast reader's value (JSON schema, with positions), or _FAILED."""
+    from dshctl.core.yaml.dialect import load_yaml
+
     try:
         return load_yaml(text, file, js=False).value
     except ParseError:
