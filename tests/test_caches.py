@@ -321,3 +321,23 @@ def test_cache_entries_are_keyed_on_the_code_that_wrote_them(tmp_path, monkeypat
         os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
         diskcache.code_version.cache_clear()
     assert diskcache.code_version() == before
+
+
+def test_cache_entries_skip_fsync_and_a_torn_entry_is_a_miss(tmp_path, monkeypatch):
+    """Entries are sealed, so they are written without fsync (a lint run writing 200 entries paid two
+    fsyncs each); what a crash could leave — any prefix of the entry — reads as a miss."""
+    import os
+
+    from dshctl.core import fsutil
+    from dshctl.core.cache import disk
+
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    fsutil.atomic_write(tmp_path / "durable", b"x")
+    assert len(synced) == 2  # the file and its directory
+    synced.clear()
+    sealed = disk.seal(b"payload " * 20)
+    fsutil.atomic_write(tmp_path / "entry", sealed, durable=False)
+    assert synced == [] and (tmp_path / "entry").read_bytes() == sealed
+    assert disk.unseal(sealed) == b"payload " * 20
+    assert all(disk.unseal(sealed[:n]) is None for n in range(len(sealed)))

@@ -17,11 +17,14 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def atomic_write(path: str | Path, data: bytes | str, *, mode: int | None = None) -> None:
+def atomic_write(path: str | Path, data: bytes | str, *, mode: int | None = None,
+                 durable: bool = True) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then rename.
 
     The file's permission bits are kept when it exists (``mode`` sets them for a new file).
-    Readers see the old content or the new one, never a mix.
+    Readers see the old content or the new one, never a mix. ``durable=False`` skips both fsyncs:
+    for files that check themselves when read (cache entries are sealed with their checksum), where
+    a crash may lose the write but never hands a torn file to a reader who trusts it.
     """
     path = Path(path)
     if isinstance(data, str):
@@ -37,14 +40,16 @@ def atomic_write(path: str | Path, data: bytes | str, *, mode: int | None = None
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, keep)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _fsync_dir(directory: Path) -> None:

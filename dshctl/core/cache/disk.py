@@ -4,7 +4,8 @@ Root: ``$XDG_CACHE_HOME/dshctl``, else ``~/.cache/dshctl``; off with ``DSHCTL_CA
 ``--no-cache`` (``set_enabled(False)``). Every entry is one file written with
 ``fsutil.atomic_write`` (concurrent runs see an old entry or a new one, never a mix) and sealed: a
 magic line, the SHA-256 of the payload, the payload. An entry that is short, torn, foreign or fails
-its checksum is a miss and gets rewritten; a cache that cannot be written is simply not used. Each
+its checksum is a miss and gets rewritten, which is why entries are written without fsync (a crash
+may lose an entry, never hand out a wrong one); a cache that cannot be written is simply not used. Each
 cache directory is bounded: after a run wrote to it, the oldest entries (by mtime) are deleted until
 it is under its budget.
 """
@@ -95,7 +96,7 @@ class DiskCache:
         path = self._file(digest)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fsutil.atomic_write(path, seal(payload))
+            fsutil.atomic_write(path, seal(payload), durable=False)  # sealed: a torn entry is a miss
             self.wrote = True
         except OSError:
             pass  # a read-only or full disk: the cache is just not used
