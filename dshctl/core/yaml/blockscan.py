@@ -1,0 +1,458 @@
+"""A line-oriented reader for the block-style YAML most dsh files are written in.
+
+Real entry lists and patch files use a small part of YAML: block mappings and sequences, one-line
+plain, single- and simply double-quoted scalars, ``!!js`` on a scalar, one-line flow sequences of
+plain scalars, ``[]``/``{}`` and comments. For that subset this reader builds exactly the tree the
+event builder (``eventtree``) builds from libyaml's events - the same values, key order and
+line:col of every node - at a fraction of the cost and without importing the YAML parser. On the
+first thing outside it (anchors, aliases, block or multi-line scalars, escapes, flow mappings,
+directives, document markers, tabs, CRs, odd indentation, duplicate keys, anything an error
+message would be about...) it gives up and the event builder reads the whole text, so every
+error, warning and position still comes from there. ``tests/test_blockscan.py`` holds the two
+equal over generated documents and the corpus.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml.scalars import js_key, resolve_plain
+from dshctl.errors import Loc
+
+# Text libyaml might read differently from js-yaml in flow context; the event builder then uses
+# ruamel's pure parser (events.py), so this reader leaves such text alone too.
+FLOW_QUERY_OR_DASH = re.compile(r"(?:^|[\[{,\s])\?[^\s?]|-[,\]}]")
+# Anything but a line feed and the characters YAML and js-yaml print as they are (so no tab, CR,
+# NEL, line/paragraph separators, BOM, controls, lone surrogates): the event builder decides.
+_UNUSUAL_CHAR = re.compile("[^\n -~\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                           "\U00010000-\U0010ffff]")
+_INDICATOR_FIRST = frozenset("[]{},#&*!|>'\"%@`")
+_SPACE_FOLLOWED_FIRST = frozenset("-?:")  # indicators only when a space or the line end follows
+_FLOW_ITEM_STOP = re.compile(r"""[\[\]{}#:'"]""")
+_FLOW_BAD_FIRST = _INDICATOR_FIRST | _SPACE_FOLLOWED_FIRST
+# The common line, matched in one go: an indented plain key (no space before the ':'), then nothing
+# or one plain scalar without ':' or '#' (and not starting with an indicator), or a one-line quoted
+# scalar without quotes or escapes inside, or a one-line flow sequence of plain scalars; all of it
+# perhaps after `- `. Groups: indentation, the dash, key, value (None for `key:`).
+_SIMPLE_ENTRY = re.compile(
+    r"""( *)(?:(-) +)?([A-Za-z0-9_][A-Za-z0-9_./-]*):"""
+    r"""(?: +([^ '"\[\]{}#&*!|>%@`,?:-][^#:]*?|'[^']*'|"[^"\\]*"|\[[^\[\]{}#:'"]*\]))? *\Z""")
+_MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
+_MAX_STACK = 90  # well inside the event builder's depth limit (it refuses at MAX_DEPTH - 2)
+
+
+class _Unsupported(Exception):
+    """The text leaves the subset: the event builder reads it."""
+
+
+class _Frame:
+    __slots__ = ("node", "column", "is_map", "key", "key_loc", "empty_loc", "indentless")
+
+    def __init__(self, node, column: int, is_map: bool, indentless: bool = False):
+        self.node = node
+        self.column = column
+        self.is_map = is_map
+        self.key = None  # a key whose value is still to come (on the lines below), else None
+        self.key_loc = None
+        self.empty_loc = None  # where the empty value of ``key`` would start (just past the ':')
+        self.indentless = indentless  # a sequence level with its parent key (``key:\n- a``)
+
+
+def flow_query_or_dash(text: str) -> bool:
+    """True for text where libyaml may read a flow ``?``/``-`` differently from js-yaml."""
+    if "?" not in text and "-," not in text and "-]" not in text and "-}" not in text:
+        return False  # the common case, decided without the (slow, alternation-led) regex
+    return FLOW_QUERY_OR_DASH.search(text) is not None
+
+
+def scan(text: str, path: str, js: bool) -> Any:
+    """The value tree of ``text``, or None when the event builder must read it."""
+    if _UNUSUAL_CHAR.search(text) or flow_query_or_dash(text):
+        return None
+    try:
+        return _Reader(path, js).read(text)
+    except _Unsupported:
+        return None
+
+
+class _Reader:
+    def __init__(self, path: str, js: bool):
+        self.path = path
+        self.js = js
+        self.stack: list[_Frame] = []
+        self.plain: dict[str, Any] = {}  # keys like "id"/"name" and values repeat on every row
+        self.keys: dict[str, str] = {}
+        self.line = 0
+        self.root: Any = None
+
+    def read(self, text: str) -> Any:
+        """The tree of ``text``. The loop itself reads the common line (``_SIMPLE_ENTRY``) with
+        locals only: it runs for nearly every line of every file, so it avoids calls."""
+        stack, path, keys, plain = self.stack, self.path, self.keys, self.plain
+        simple = _SIMPLE_ENTRY.match
+        for number, s in enumerate(text.split("\n"), 1):
+            m = simple(s)
+            if m is None or not stack:
+                self._line(number, s)
+                continue
+            indent, dash, raw, value = m.groups()
+            column = len(indent)
+            top = stack[-1]
+            if top.column > column:
+                top = self._close_to(column)
+            self.line = number
+            if dash is not None:  # `- key: ...`: a new mapping as an item
+                if not (top.is_map and top.key is not None or top.column == column and not top.is_map):
+                    self._line(number, s)
+                    continue
+                column = m.start(3)
+                top = self._dash_map(top, len(indent), column)
+            elif not top.is_map or top.column != column and top.key is None:
+                self._line(number, s)
+                continue
+            elif top.column != column:  # the first key of a block mapping below a pending key
+                top = self._block_map(top, column)
+            elif top.key is not None:
+                self._set(top, None, top.empty_loc)
+            key = keys.get(raw)
+            if key is None:
+                key = keys[raw] = js_key(resolve_plain(raw), None)
+            node = top.node
+            if key in node:
+                raise _Unsupported  # the event builder words the duplicate-key error
+            key_loc = Loc(path, number, column + 1)
+            if value is None:
+                top.key, top.key_loc = key, key_loc
+                top.empty_loc = Loc(path, number, column + len(raw) + 2)
+                continue
+            at = m.start(4)
+            loc = Loc(path, number, at + 1)
+            first = value[0]
+            if first == "'" or first == '"':
+                scalar = value[1:-1]
+            elif first == "[":
+                scalar = self._flow_items(value, at, loc)
+            else:
+                scalar = plain.get(value, _MISSING)
+                if scalar is _MISSING:
+                    scalar = plain[value] = resolve_plain(value)
+            node[key] = scalar
+            node.key_locs[key] = key_loc
+            node.value_locs[key] = loc
+        while stack:
+            self._pop()
+        if self.root is None:
+            raise _Unsupported  # an empty stream or a scalar document
+        return self.root
+
+    def _close_to(self, column: int) -> _Frame:
+        """Close every collection deeper than ``column``; the new innermost one."""
+        stack = self.stack
+        while stack[-1].column > column:
+            self._pop()
+            if not stack:
+                raise _Unsupported
+        return stack[-1]
+
+    def _block_map(self, top: _Frame, column: int) -> _Frame:
+        loc = Loc(self.path, self.line, column + 1)
+        node = YMap(loc=loc)
+        self._set(top, node, loc)
+        return self._push(node, column, True)
+
+    def _dash_map(self, top: _Frame, column: int, at: int) -> _Frame:
+        """The mapping a ``- key: ...`` line at ``column`` starts: an item of the sequence ``top``,
+        or of a new sequence that is the block value of ``top``'s pending key."""
+        if top.is_map:
+            loc = Loc(self.path, self.line, column + 1)
+            seq = YList(loc=loc)
+            self._set(top, seq, loc)
+            top = self._push(seq, column, False, indentless=top.column == column)
+        loc = Loc(self.path, self.line, at + 1)
+        node = YMap(loc=loc)
+        top.node.append(node)
+        top.node.item_locs.append(loc)
+        return self._push(node, at, True)
+
+    def _line(self, number: int, s: str) -> None:
+        """Any line: the general case of ``read``."""
+        stack = self.stack
+        body = s.lstrip(" ")
+        if not body or body[0] == "#":
+            return
+        self.line = number
+        column = len(s) - len(body)
+        if not column and body.startswith(("---", "...")):
+            raise _Unsupported  # a document marker
+        if not stack:
+            self._start(s, column)
+            return
+        top = self._close_to(column)
+        dash = body[0] == "-" and (len(body) == 1 or body[1] == " ")
+        if top.column == column:
+            self._same_level(top, s, column, dash)
+        elif top.is_map and top.key is not None:  # the block value of a pending key
+            self._child(top, s, column, dash)
+        else:  # a continuation line, or indentation the subset does not know
+            raise _Unsupported
+
+    def _start(self, s: str, column: int) -> None:
+        if self.root is not None or column:
+            raise _Unsupported
+        loc = Loc(self.path, self.line, 1)
+        if s[0] in "[{":  # `[]`, the empty patch list, or a one-line flow sequence
+            self.root = self._value(s, 0, loc)
+        elif s[0] == "-" and (len(s) == 1 or s[1] == " "):
+            frame = self._push(YList(loc=loc), 0, False)
+            self.root = frame.node
+            self._item(frame, s, 0)
+        else:
+            frame = self._push(YMap(loc=loc), 0, True)
+            self.root = frame.node
+            self._entry(frame, s, 0)
+
+    def _same_level(self, top: _Frame, s: str, column: int, dash: bool) -> None:
+        if top.is_map:
+            if dash:
+                if top.key is None:
+                    raise _Unsupported
+                self._child(top, s, column, dash, indentless=True)
+                return
+            self._finish_empty(top)
+            self._entry(top, s, column)
+        elif dash:
+            self._item(top, s, column)
+        elif top.indentless:
+            self._pop()
+            parent = self.stack[-1]
+            if parent.column != column:
+                raise _Unsupported
+            self._entry(parent, s, column)
+        else:
+            raise _Unsupported
+
+    def _child(self, top: _Frame, s: str, column: int, dash: bool, indentless: bool = False) -> None:
+        loc = Loc(self.path, self.line, column + 1)
+        node = YList(loc=loc) if dash else YMap(loc=loc)
+        self._set(top, node, loc)
+        frame = self._push(node, column, not dash, indentless)
+        if dash:
+            self._item(frame, s, column)
+        else:
+            self._entry(frame, s, column)
+
+    def _push(self, node, column: int, is_map: bool, indentless: bool = False) -> _Frame:
+        if len(self.stack) >= _MAX_STACK:
+            raise _Unsupported
+        frame = _Frame(node, column, is_map, indentless)
+        self.stack.append(frame)
+        return frame
+
+    def _pop(self) -> None:
+        frame = self.stack.pop()
+        if frame.is_map:
+            self._finish_empty(frame)
+
+    def _finish_empty(self, frame: _Frame) -> None:
+        """A pending key without a block value below it: its value is null, placed after the ':'."""
+        if frame.key is not None:
+            self._set(frame, None, frame.empty_loc)
+
+    @staticmethod
+    def _set(frame: _Frame, value: Any, loc: Loc) -> None:
+        node, key = frame.node, frame.key
+        node[key] = value
+        node.key_locs[key] = frame.key_loc
+        node.value_locs[key] = loc
+        frame.key = None
+
+    def _item(self, frame: _Frame, s: str, column: int) -> None:
+        """``- ...`` at ``column``: a scalar, a nested ``- `` or the first entry of a mapping."""
+        n = len(s)
+        j = column + 1
+        while j < n and s[j] == " ":
+            j += 1
+        if j == n or s[j] == "#":
+            raise _Unsupported  # `- ` alone: js-yaml may read the lines below into it
+        seq = frame.node
+        loc = Loc(self.path, self.line, j + 1)
+        if s[j] == "-" and (j + 1 == n or s[j + 1] == " "):
+            child = self._push(YList(loc=loc), j, False)
+            seq.append(child.node)
+            seq.item_locs.append(loc)
+            self._item(child, s, j)
+            return
+        if self._looks_like_entry(s, j):
+            child = self._push(YMap(loc=loc), j, True)
+            seq.append(child.node)
+            seq.item_locs.append(loc)
+            self._entry(child, s, j)
+            return
+        seq.append(self._value(s, j, loc))
+        seq.item_locs.append(loc)
+
+    @staticmethod
+    def _looks_like_entry(s: str, j: int) -> bool:
+        """True when the text at ``j`` is ``key: ...`` (a mapping starts), False for a scalar."""
+        first = s[j]
+        if first == "'" or first == '"':
+            close = s.find(first, j + 1)
+            return close != -1 and s[close + 1:close + 2] == ":"
+        colon = s.find(": ", j)
+        comment = s.find(" #", j)
+        if colon != -1 and (comment == -1 or colon < comment):
+            return True
+        end = comment if comment != -1 else len(s)
+        return s[j:end].rstrip(" ").endswith(":")
+
+    def _entry(self, frame: _Frame, s: str, j: int) -> None:
+        """``key: value`` or ``key:`` at column ``j`` into the mapping of ``frame``."""
+        key_loc = Loc(self.path, self.line, j + 1)
+        key, colon = self._key(s, j)
+        node = frame.node
+        if key in node or len(key) > _MAX_KEY:
+            raise _Unsupported  # the event builder words the duplicate-key error
+        n = len(s)
+        v = colon + 1
+        while v < n and s[v] == " ":
+            v += 1
+        if v == n or s[v] == "#":
+            if v < n and v == colon + 1:
+                raise _Unsupported  # `key:#` is not a comment
+            frame.key, frame.key_loc = key, key_loc
+            frame.empty_loc = Loc(self.path, self.line, colon + 2)
+            return
+        if v == colon + 1:
+            raise _Unsupported
+        loc = Loc(self.path, self.line, v + 1)
+        node[key] = self._value(s, v, loc)
+        node.key_locs[key] = key_loc
+        node.value_locs[key] = loc
+
+    def _key(self, s: str, j: int) -> tuple[str, int]:
+        """The key at ``j`` (as JavaScript sees it) and the index of its ':'."""
+        first = s[j]
+        if first == "'" or first == '"':
+            text, end = _quoted(s, j)
+            if s[end:end + 1] != ":":
+                raise _Unsupported
+            return text, end
+        if first in _INDICATOR_FIRST or (first in _SPACE_FOLLOWED_FIRST and s[j + 1:j + 2] in ("", " ")):
+            raise _Unsupported
+        colon = s.find(": ", j)
+        if colon == -1:
+            if not s.endswith(":"):
+                raise _Unsupported
+            colon = len(s) - 1
+        raw = s[j:colon].rstrip(" ")
+        if " #" in raw or not raw:
+            raise _Unsupported
+        key = self.keys.get(raw)
+        if key is None:
+            key = self.keys[raw] = js_key(resolve_plain(raw), None)
+        return key, colon
+
+    def _value(self, s: str, v: int, loc: Loc) -> Any:
+        """The one-line scalar (or ``[...]``, ``[]``, ``{}``) starting at ``v``."""
+        first = s[v]
+        if first == "'" or first == '"':
+            text, end = _quoted(s, v)
+            _only_comment_after(s, end)
+            return text
+        if first == "[":
+            return self._flow_sequence(s, v, loc)
+        if first == "{":
+            if s[v + 1:v + 2] != "}":
+                raise _Unsupported
+            _only_comment_after(s, v + 2)
+            return YMap(loc=loc)
+        if first == "!":
+            return self._js(s, v, loc)
+        text = _plain(s, v)
+        value = self.plain.get(text, _MISSING)
+        if value is _MISSING:
+            value = self.plain[text] = resolve_plain(text)
+        return value
+
+    def _js(self, s: str, v: int, loc: Loc) -> JsExpr:
+        if not self.js or not s.startswith("!!js ", v):
+            raise _Unsupported
+        n = len(s)
+        w = v + 5
+        while w < n and s[w] == " ":
+            w += 1
+        if w == n or s[w] == "#":
+            raise _Unsupported
+        if s[w] == "'" or s[w] == '"':
+            text, end = _quoted(s, w)
+            _only_comment_after(s, end)
+        else:
+            text = _plain(s, w)
+        return JsExpr(text, loc)
+
+    def _flow_sequence(self, s: str, v: int, loc: Loc) -> YList:
+        close = s.find("]", v)
+        if close == -1:
+            raise _Unsupported
+        _only_comment_after(s, close + 1)
+        if _FLOW_ITEM_STOP.search(s, v + 1, close):
+            raise _Unsupported
+        return self._flow_items(s[v:close + 1], v, loc)
+
+    def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
+        """``[a, b, 1]`` (``flow``, at column ``v``, holding no quote, bracket, brace, '#' or ':')."""
+        seq = YList(loc=loc)
+        inner = flow[1:-1]
+        if not inner.strip(" "):
+            return seq
+        plain, items, locs = self.plain, seq, seq.item_locs
+        start = v + 1
+        for part in inner.split(","):
+            text = part.strip(" ")
+            if not text or text[0] in _FLOW_BAD_FIRST:
+                raise _Unsupported
+            value = plain.get(text, _MISSING)
+            if value is _MISSING:
+                value = plain[text] = resolve_plain(text)
+            items.append(value)
+            locs.append(Loc(self.path, self.line, start + len(part) - len(part.lstrip(" ")) + 1))
+            start += len(part) + 1
+        return seq
+
+
+_MISSING = object()
+
+
+def _plain(s: str, v: int) -> str:
+    """A one-line plain scalar at ``v`` (to a comment or the line end)."""
+    first = s[v]
+    if first in _INDICATOR_FIRST or (first in _SPACE_FOLLOWED_FIRST and s[v + 1:v + 2] in ("", " ")):
+        raise _Unsupported
+    end = s.find(" #", v)
+    text = (s[v:] if end == -1 else s[v:end]).rstrip(" ")
+    if ": " in text or text.endswith(":"):
+        raise _Unsupported  # a mapping where the subset expects a scalar: an error, or `? :` forms
+    return text
+
+
+def _quoted(s: str, start: int) -> tuple[str, int]:
+    """A one-line quoted scalar at ``start``: (its value, the index just past the closing quote)."""
+    quote = s[start]
+    if quote == "'":
+        close = s.find("'", start + 1)
+        while close != -1 and s[close + 1:close + 2] == "'":
+            close = s.find("'", close + 2)
+        if close == -1:
+            raise _Unsupported  # continues on the next line
+        return s[start + 1:close].replace("''", "'"), close + 1
+    close = s.find('"', start + 1)
+    if close == -1 or "\\" in s[start + 1:close]:
+        raise _Unsupported  # escapes and line breaks are the event builder's
+    return s[start + 1:close], close + 1
+
+
+def _only_comment_after(s: str, end: int) -> None:
+    rest = s[end:]
+    if rest and rest.strip(" ") and not (rest[0] == " " and rest.lstrip(" ")[0] == "#"):
+        raise _Unsupported
