@@ -25,8 +25,7 @@ from dshctl.errors import Loc
 FLOW_QUERY_OR_DASH = re.compile(r"(?:^|[\[{,\s])\?[^\s?]|-[,\]}]")
 # Anything but a line feed and the characters YAML and js-yaml print as they are (so no tab, CR,
 # NEL, line/paragraph separators, BOM, controls, lone surrogates): the event builder decides.
-_UNUSUAL_CHAR = re.compile("[^\n -~\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-                           "\U00010000-\U0010ffff]")
+_UNUSUAL_CHAR = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _INDICATOR_FIRST = frozenset("[]{},#&*!|>'\"%@`")
 _SPACE_FOLLOWED_FIRST = frozenset("-?:")  # indicators only when a space or the line end follows
 _FLOW_ITEM_STOP = re.compile(r"""[\[\]{}#:'"]""")

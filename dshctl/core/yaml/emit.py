@@ -16,7 +16,6 @@ from typing import Any
 from dshctl.core.yaml.jsvalue import _is_index as _is_index_key
 from dshctl.core.yaml.jsvalue import js_key_order, js_number, number_text
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap
-from dshctl.core.yaml.jsyaml import DATE, TIMESTAMP
 from dshctl.core.yaml.scalar_style import LINE_WIDTH, write_scalar
 from dshctl.core.yaml.scalars import resolve_plain
 from dshctl.core.yaml.utf16 import utf16_len
@@ -61,6 +60,8 @@ def _represent(value: Any) -> tuple[str | None, Any]:
 
 def looks_typed_default(text: str) -> bool:
     """``looks_typed`` under js-yaml's default schema, where dates and ``<<`` are typed too."""
+    from dshctl.core.yaml.jsyaml import DATE, TIMESTAMP  # only preset.yml is written this way
+
     return looks_typed(text) or text == "<<" or bool(DATE.match(text) or TIMESTAMP.match(text))
 
 
