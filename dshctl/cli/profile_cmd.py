@@ -86,13 +86,16 @@ def dump(
     gc.disable()
     check_format(fmt, ("yaml", "json"))
     st = effective(ctx, home, profile)
-    key = dumpcache.make_key(st.home, st.profile, patch or (), default_only, bundle_root or (), fmt)
-    output = dumpcache.lookup(key)
+    key = None  # no key under --no-cache: making one stats every source file of dshctl
+    if dumpcache.cache_dir() is not None:
+        key = dumpcache.make_key(st.home, st.profile, patch or (), default_only, bundle_root or (), fmt)
+    output = dumpcache.lookup(key) if key is not None else None
     if output is None:
         comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root,
                            touches=False)  # the dump needs row sources, not explain's records
         output = _render_dump(comp, fmt)
-        dumpcache.store(key, comp, output, bundle_root or ())
+        if key is not None:
+            dumpcache.store(key, comp, output, bundle_root or ())
     if fmt == "yaml":
         for line in output["warning_lines"]:
             sys.stderr.write(line + "\n")

@@ -22,16 +22,17 @@ def render_yaml(comp: Composition) -> str:
     out: list[str] = []
     group: list[Any] = []
     current: str | None = None
+    dump_rows = emit.rows_dumper()
     for row, source in zip(comp.rows, sources):
         label = source.label
         if label != current and group:
             out.append(f"# == {current}")
-            out.append(emit.dump_rows(group).rstrip())
+            out.append(dump_rows(group).rstrip())
             group = []
         current = label
         group.append(row)
     out.append(f"# == {current}")
-    out.append(emit.dump_rows(group).rstrip())
+    out.append(dump_rows(group).rstrip())
     return "\n".join(out) + "\n"
 
 

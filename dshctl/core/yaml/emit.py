@@ -243,3 +243,10 @@ def dump_metadata(fields: dict) -> str:
 def dump_rows(rows: list) -> str:
     """A list of rows; an empty list is ``[]``."""
     return dump(list(rows))
+
+
+def rows_dumper():
+    """``dump_rows`` for many lists (a dump's provenance groups): one writer, so the text of each
+    distinct key and scalar is worked out once for all of them."""
+    writer = _Writer()
+    return lambda rows: writer.node(0, list(rows), compact=True) + "\n"
