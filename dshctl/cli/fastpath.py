@@ -23,6 +23,7 @@ from typing import Any, Optional
 # command words → "module:function" of its typer-free body
 FAST: dict[tuple[str, ...], str] = {
     ("lint",): "dshctl.cli.lint_run:run",
+    ("profile", "dump"): "dshctl.cli.profile_dump:run",
 }
 
 _STATE_PARAMS = ("home", "profile")  # folded into the State the body receives, as effective() does
