@@ -41,6 +41,15 @@ _MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _MAX_STACK = 90  # well inside the event builder's depth limit (it refuses at MAX_DEPTH - 2)
 
 
+# Plain scalars, keys and flow sequences repeat within a file and across the files of a profile
+# (ids, names, ports, `[a, b]`): what each text reads as is remembered (values are immutable
+# scalars), up to a bound, so a long-running host reading many files does not grow without end.
+_PLAIN: dict[str, Any] = {}
+_KEYS: dict[str, str] = {}
+_FLOWS: dict[str, tuple[list, list[int]]] = {}  # `[a, b, 1]` -> its items and their columns
+_MAX_REMEMBERED = 100_000
+
+
 class _Unsupported(Exception):
     """The text leaves the subset: the event builder reads it."""
 
@@ -80,8 +89,9 @@ class _Reader:
         self.path = path
         self.js = js
         self.stack: list[_Frame] = []
-        self.plain: dict[str, Any] = {}  # keys like "id"/"name" and values repeat on every row
-        self.keys: dict[str, str] = {}
+        if len(_PLAIN) + len(_KEYS) + len(_FLOWS) > _MAX_REMEMBERED:
+            _PLAIN.clear(), _KEYS.clear(), _FLOWS.clear()
+        self.plain, self.keys, self.flows = _PLAIN, _KEYS, _FLOWS
         self.line = 0
         self.root: Any = None
 
@@ -250,8 +260,8 @@ class _Reader:
 
     def _pop(self) -> None:
         frame = self.stack.pop()
-        if frame.is_map:
-            self._finish_empty(frame)
+        if frame.is_map and frame.key is not None:
+            self._set(frame, None, frame.empty_loc)
 
     def _finish_empty(self, frame: _Frame) -> None:
         """A pending key without a block value below it: its value is null, placed after the ':'."""
@@ -402,22 +412,34 @@ class _Reader:
     def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
         """``[a, b, 1]`` (``flow``, at column ``v``, holding no quote, bracket, brace, '#' or ':')."""
         seq = YList(loc=loc)
+        known = self.flows.get(flow)
+        if known is None:
+            known = self.flows[flow] = self._flow_parts(flow)
+        values, offsets = known
+        seq.extend(values)
+        path, line, at = self.path, self.line, v + 1
+        seq.item_locs = [Loc(path, line, at + offset) for offset in offsets]
+        return seq
+
+    def _flow_parts(self, flow: str) -> tuple[list, list[int]]:
+        """The items of a flow sequence and the column of each from its ``[`` (counted from 0)."""
+        values: list = []
+        offsets: list[int] = []
         inner = flow[1:-1]
         if not inner.strip(" "):
-            return seq
-        plain, items, locs = self.plain, seq, seq.item_locs
-        start = v + 1
+            return values, offsets
+        start = 1
         for part in inner.split(","):
             text = part.strip(" ")
             if not text or text[0] in _FLOW_BAD_FIRST:
                 raise _Unsupported
-            value = plain.get(text, _MISSING)
+            value = self.plain.get(text, _MISSING)
             if value is _MISSING:
-                value = plain[text] = resolve_plain(text)
-            items.append(value)
-            locs.append(Loc(self.path, self.line, start + len(part) - len(part.lstrip(" ")) + 1))
+                value = self.plain[text] = resolve_plain(text)
+            values.append(value)
+            offsets.append(start + len(part) - len(part.lstrip(" ")))
             start += len(part) + 1
-        return seq
+        return values, offsets
 
 
 _MISSING = object()

@@ -158,9 +158,12 @@ class _Writer:
     def sequence(self, level: int, items: list, compact: bool) -> str:
         out = []
         brk = self.breaks[level] if level < 16 else "\n" + "  " * level
-        value = self.value
+        value, scalars = self.value, self.scalars
+        inner = level + 1
         for item in items:
-            text = value(level + 1, item, True, True)
+            text = scalars.get((item, inner)) if type(item) is str else None  # most items: a string
+            if text is None:
+                text = value(inner, item, True, True)
             if not compact or out:
                 out.append(brk)
             out.append(("-" if text[:1] == "\n" else "- ") + text)
@@ -171,7 +174,8 @@ class _Writer:
             return self._ordered_mapping(level, mapping, compact)
         out = []
         brk = self.breaks[level] if level < 16 else "\n" + "  " * level
-        keys, value = self.keys, self.value
+        keys, value, scalars = self.keys, self.value, self.scalars
+        inner = level + 1
         for k, v in mapping.items():
             key_text = keys.get((k, level))
             if key_text is None:
@@ -179,7 +183,9 @@ class _Writer:
             text, explicit = key_text
             if not compact or out:
                 text = brk + text
-            value_text = value(level + 1, v, explicit)
+            value_text = scalars.get((v, inner)) if type(v) is str else None  # most values: a string
+            if value_text is None:
+                value_text = value(inner, v, explicit)
             out.append(text + (":" if value_text[:1] == "\n" else ": ") + value_text)
         return "".join(out)
 
