@@ -64,6 +64,9 @@ def _code_points(s: str):
 _UNPRINTABLE_BLOCK = re.compile("[\x00-\x09\x0b-\x1f\x7f-\xa0\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _UNPRINTABLE_LINE = re.compile("[\x00-\x1f\x7f-\xa0\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _NOT_PLAIN = re.compile(r" #|: ")  # a comment start, a mapping separator
+# Ids, names, hosts: printable, no indicator, quote, space or flow character anywhere, and no longer
+# than the narrowest fold width (40), so plain unless the text reads as another type.
+_SHORT_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]{0,39}\Z")
 _FLOW_CHARS = re.compile(r"[,\[\]{}]")
 
 
@@ -97,6 +100,8 @@ def write_scalar(text: str, level: int, *, key: bool, in_block: bool,
         return "''"
     if text in _DEPRECATED_BOOLEANS or _BASE60.fullmatch(text):
         return f"'{text}'"
+    if _SHORT_PLAIN.match(text) and not ambiguous(text):
+        return text  # what choose_style decides for it, without its whole-string tests
     s = to_utf16(text)
     indent = INDENT * max(1, level)
     width = -1 if line_width == -1 else max(min(line_width, 40), line_width - indent)
