@@ -90,3 +90,15 @@ def test_short_plain_strings_are_styled_as_choose_style_decides(text, level, key
     width = max(min(scalar_style.LINE_WIDTH, 40), scalar_style.LINE_WIDTH - 2 * max(1, level))
     style = scalar_style.choose_style(scalar_style.to_utf16(text), key or flow, width, ambiguous, not flow)
     assert (written == text) == (style == scalar_style.PLAIN)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(min_value=0.0, exclude_min=True, allow_infinity=False, allow_nan=False))
+def test_number_digits_from_repr_are_the_decimal_digits(f):
+    from decimal import Decimal
+
+    from dshctl.core.yaml.jsvalue import _shortest_digits
+
+    _, digit_tuple, exponent = Decimal(repr(f)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    assert _shortest_digits(f) == (digits.rstrip("0"), exponent + len(digits) - len(digits.rstrip("0")))
