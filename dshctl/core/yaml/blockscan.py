@@ -110,17 +110,18 @@ class _Reader:
             top = stack[-1]
             if top.column > column:
                 top = self._close_to(column)
-            self.line = number
             if dash is not None:  # `- key: ...`: a new mapping as an item
                 if not (top.is_map and top.key is not None or top.column == column and not top.is_map):
                     self._line(number, s)
                     continue
+                self.line = number
                 column = m.start(3)
                 top = self._dash_map(top, len(indent), column)
             elif not top.is_map or top.column != column and top.key is None:
                 self._line(number, s)
                 continue
             elif top.column != column:  # the first key of a block mapping below a pending key
+                self.line = number
                 top = self._block_map(top, column)
             elif top.key is not None:
                 self._set(top, None, top.empty_loc)
@@ -141,6 +142,7 @@ class _Reader:
             if first == "'" or first == '"':
                 scalar = value[1:-1]
             elif first == "[":
+                self.line = number
                 scalar = self._flow_items(value, at, loc)
             else:
                 scalar = plain.get(value, _MISSING)
@@ -166,7 +168,7 @@ class _Reader:
 
     def _block_map(self, top: _Frame, column: int) -> _Frame:
         loc = Loc(self.path, self.line, column + 1)
-        node = YMap(loc=loc)
+        node = _new_map(loc)
         self._set(top, node, loc)
         return self._push(node, column, True)
 
@@ -175,11 +177,11 @@ class _Reader:
         or of a new sequence that is the block value of ``top``'s pending key."""
         if top.is_map:
             loc = Loc(self.path, self.line, column + 1)
-            seq = YList(loc=loc)
+            seq = _new_list(loc)
             self._set(top, seq, loc)
             top = self._push(seq, column, False, indentless=top.column == column)
         loc = Loc(self.path, self.line, at + 1)
-        node = YMap(loc=loc)
+        node = _new_map(loc)
         top.node.append(node)
         top.node.item_locs.append(loc)
         return self._push(node, at, True)
@@ -213,11 +215,11 @@ class _Reader:
         if s[0] in "[{":  # `[]`, the empty patch list, or a one-line flow sequence
             self.root = self._value(s, 0, loc)
         elif s[0] == "-" and (len(s) == 1 or s[1] == " "):
-            frame = self._push(YList(loc=loc), 0, False)
+            frame = self._push(_new_list(loc), 0, False)
             self.root = frame.node
             self._item(frame, s, 0)
         else:
-            frame = self._push(YMap(loc=loc), 0, True)
+            frame = self._push(_new_map(loc), 0, True)
             self.root = frame.node
             self._entry(frame, s, 0)
 
@@ -243,7 +245,7 @@ class _Reader:
 
     def _child(self, top: _Frame, s: str, column: int, dash: bool, indentless: bool = False) -> None:
         loc = Loc(self.path, self.line, column + 1)
-        node = YList(loc=loc) if dash else YMap(loc=loc)
+        node = _new_list(loc) if dash else _new_map(loc)
         self._set(top, node, loc)
         frame = self._push(node, column, not dash, indentless)
         if dash:
@@ -287,13 +289,13 @@ class _Reader:
         seq = frame.node
         loc = Loc(self.path, self.line, j + 1)
         if s[j] == "-" and (j + 1 == n or s[j + 1] == " "):
-            child = self._push(YList(loc=loc), j, False)
+            child = self._push(_new_list(loc), j, False)
             seq.append(child.node)
             seq.item_locs.append(loc)
             self._item(child, s, j)
             return
         if self._looks_like_entry(s, j):
-            child = self._push(YMap(loc=loc), j, True)
+            child = self._push(_new_map(loc), j, True)
             seq.append(child.node)
             seq.item_locs.append(loc)
             self._entry(child, s, j)
@@ -375,7 +377,7 @@ class _Reader:
             if s[v + 1:v + 2] != "}":
                 raise _Unsupported
             _only_comment_after(s, v + 2)
-            return YMap(loc=loc)
+            return _new_map(loc)
         if first == "!":
             return self._js(s, v, loc)
         text = _plain(s, v)
@@ -411,7 +413,7 @@ class _Reader:
 
     def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
         """``[a, b, 1]`` (``flow``, at column ``v``, holding no quote, bracket, brace, '#' or ':')."""
-        seq = YList(loc=loc)
+        seq = _new_list(loc)
         known = self.flows.get(flow)
         if known is None:
             known = self.flows[flow] = self._flow_parts(flow)
@@ -443,6 +445,22 @@ class _Reader:
 
 
 _MISSING = object()
+
+
+def _new_map(loc: Loc) -> YMap:
+    """``YMap(loc=loc)`` without its keyword-argument ``__init__`` (one per mapping read)."""
+    node = _map_new(YMap)
+    node.loc, node.key_locs, node.value_locs = loc, {}, {}
+    return node
+
+
+def _new_list(loc: Loc) -> YList:
+    seq = _list_new(YList)
+    seq.loc, seq.item_locs = loc, []
+    return seq
+
+
+_map_new, _list_new = YMap.__new__, YList.__new__
 
 
 def _plain(s: str, v: int) -> str:
