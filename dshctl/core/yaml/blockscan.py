@@ -16,20 +16,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from dshctl.core.yaml.blocktokens import (FLOW_ITEM_STOP, INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported,
+                                          flow_parts, looks_like_entry, only_comment_after, plain_scalar,
+                                          quoted_scalar, unusual_text)
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 from dshctl.errors import Loc
 
-# Text libyaml might read differently from js-yaml in flow context; the event builder then uses
-# ruamel's pure parser (events.py), so this reader leaves such text alone too.
-FLOW_QUERY_OR_DASH = re.compile(r"(?:^|[\[{,\s])\?[^\s?]|-[,\]}]")
-# Anything but a line feed and the characters YAML and js-yaml print as they are (so no tab, CR,
-# NEL, line/paragraph separators, BOM, controls, lone surrogates): the event builder decides.
-_UNUSUAL_CHAR = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
-_INDICATOR_FIRST = frozenset("[]{},#&*!|>'\"%@`")
-_SPACE_FOLLOWED_FIRST = frozenset("-?:")  # indicators only when a space or the line end follows
-_FLOW_ITEM_STOP = re.compile(r"""[\[\]{}#:'"]""")
-_FLOW_BAD_FIRST = _INDICATOR_FIRST | _SPACE_FOLLOWED_FIRST
 # The common line, matched in one go: an indented plain key (no space before the ':'), then nothing
 # or one plain scalar without ':' or '#' (and not starting with an indicator), or a one-line quoted
 # scalar without quotes or escapes inside, or a one-line flow sequence of plain scalars; all of it
@@ -50,10 +43,6 @@ _FLOWS: dict[str, tuple[list, list[int]]] = {}  # `[a, b, 1]` -> its items and t
 _MAX_REMEMBERED = 100_000
 
 
-class _Unsupported(Exception):
-    """The text leaves the subset: the event builder reads it."""
-
-
 class _Frame:
     __slots__ = ("node", "column", "is_map", "key", "key_loc", "empty_loc", "indentless")
 
@@ -67,20 +56,13 @@ class _Frame:
         self.indentless = indentless  # a sequence level with its parent key (``key:\n- a``)
 
 
-def flow_query_or_dash(text: str) -> bool:
-    """True for text where libyaml may read a flow ``?``/``-`` differently from js-yaml."""
-    if "?" not in text and "-," not in text and "-]" not in text and "-}" not in text:
-        return False  # the common case, decided without the (slow, alternation-led) regex
-    return FLOW_QUERY_OR_DASH.search(text) is not None
-
-
 def scan(text: str, path: str, js: bool) -> Any:
     """The value tree of ``text``, or None when the event builder must read it."""
-    if _UNUSUAL_CHAR.search(text) or flow_query_or_dash(text):
+    if unusual_text(text):
         return None
     try:
         return _Reader(path, js).read(text)
-    except _Unsupported:
+    except Unsupported:
         return None
 
 
@@ -130,7 +112,7 @@ class _Reader:
                 key = keys[raw] = js_key(resolve_plain(raw), None)
             node = top.node
             if key in node:
-                raise _Unsupported  # the event builder words the duplicate-key error
+                raise Unsupported  # the event builder words the duplicate-key error
             key_loc = Loc(path, number, column + 1)
             if value is None:
                 top.key, top.key_loc = key, key_loc
@@ -154,7 +136,7 @@ class _Reader:
         while stack:
             self._pop()
         if self.root is None:
-            raise _Unsupported  # an empty stream or a scalar document
+            raise Unsupported  # an empty stream or a scalar document
         return self.root
 
     def _close_to(self, column: int) -> _Frame:
@@ -163,7 +145,7 @@ class _Reader:
         while stack[-1].column > column:
             self._pop()
             if not stack:
-                raise _Unsupported
+                raise Unsupported
         return stack[-1]
 
     def _block_map(self, top: _Frame, column: int) -> _Frame:
@@ -195,7 +177,7 @@ class _Reader:
         self.line = number
         column = len(s) - len(body)
         if not column and body.startswith(("---", "...")):
-            raise _Unsupported  # a document marker
+            raise Unsupported  # a document marker
         if not stack:
             self._start(s, column)
             return
@@ -206,11 +188,11 @@ class _Reader:
         elif top.is_map and top.key is not None:  # the block value of a pending key
             self._child(top, s, column, dash)
         else:  # a continuation line, or indentation the subset does not know
-            raise _Unsupported
+            raise Unsupported
 
     def _start(self, s: str, column: int) -> None:
         if self.root is not None or column:
-            raise _Unsupported
+            raise Unsupported
         loc = Loc(self.path, self.line, 1)
         if s[0] in "[{":  # `[]`, the empty patch list, or a one-line flow sequence
             self.root = self._value(s, 0, loc)
@@ -227,7 +209,7 @@ class _Reader:
         if top.is_map:
             if dash:
                 if top.key is None:
-                    raise _Unsupported
+                    raise Unsupported
                 self._child(top, s, column, dash, indentless=True)
                 return
             self._finish_empty(top)
@@ -238,10 +220,10 @@ class _Reader:
             self._pop()
             parent = self.stack[-1]
             if parent.column != column:
-                raise _Unsupported
+                raise Unsupported
             self._entry(parent, s, column)
         else:
-            raise _Unsupported
+            raise Unsupported
 
     def _child(self, top: _Frame, s: str, column: int, dash: bool, indentless: bool = False) -> None:
         loc = Loc(self.path, self.line, column + 1)
@@ -255,7 +237,7 @@ class _Reader:
 
     def _push(self, node, column: int, is_map: bool, indentless: bool = False) -> _Frame:
         if len(self.stack) >= _MAX_STACK:
-            raise _Unsupported
+            raise Unsupported
         frame = _Frame(node, column, is_map, indentless)
         self.stack.append(frame)
         return frame
@@ -285,7 +267,7 @@ class _Reader:
         while j < n and s[j] == " ":
             j += 1
         if j == n or s[j] == "#":
-            raise _Unsupported  # `- ` alone: js-yaml may read the lines below into it
+            raise Unsupported  # `- ` alone: js-yaml may read the lines below into it
         seq = frame.node
         loc = Loc(self.path, self.line, j + 1)
         if s[j] == "-" and (j + 1 == n or s[j + 1] == " "):
@@ -294,7 +276,7 @@ class _Reader:
             seq.item_locs.append(loc)
             self._item(child, s, j)
             return
-        if self._looks_like_entry(s, j):
+        if looks_like_entry(s, j):
             child = self._push(_new_map(loc), j, True)
             seq.append(child.node)
             seq.item_locs.append(loc)
@@ -303,39 +285,25 @@ class _Reader:
         seq.append(self._value(s, j, loc))
         seq.item_locs.append(loc)
 
-    @staticmethod
-    def _looks_like_entry(s: str, j: int) -> bool:
-        """True when the text at ``j`` is ``key: ...`` (a mapping starts), False for a scalar."""
-        first = s[j]
-        if first == "'" or first == '"':
-            close = s.find(first, j + 1)
-            return close != -1 and s[close + 1:close + 2] == ":"
-        colon = s.find(": ", j)
-        comment = s.find(" #", j)
-        if colon != -1 and (comment == -1 or colon < comment):
-            return True
-        end = comment if comment != -1 else len(s)
-        return s[j:end].rstrip(" ").endswith(":")
-
     def _entry(self, frame: _Frame, s: str, j: int) -> None:
         """``key: value`` or ``key:`` at column ``j`` into the mapping of ``frame``."""
         key_loc = Loc(self.path, self.line, j + 1)
         key, colon = self._key(s, j)
         node = frame.node
         if key in node or len(key) > _MAX_KEY:
-            raise _Unsupported  # the event builder words the duplicate-key error
+            raise Unsupported  # the event builder words the duplicate-key error
         n = len(s)
         v = colon + 1
         while v < n and s[v] == " ":
             v += 1
         if v == n or s[v] == "#":
             if v < n and v == colon + 1:
-                raise _Unsupported  # `key:#` is not a comment
+                raise Unsupported  # `key:#` is not a comment
             frame.key, frame.key_loc = key, key_loc
             frame.empty_loc = Loc(self.path, self.line, colon + 2)
             return
         if v == colon + 1:
-            raise _Unsupported
+            raise Unsupported
         loc = Loc(self.path, self.line, v + 1)
         node[key] = self._value(s, v, loc)
         node.key_locs[key] = key_loc
@@ -345,20 +313,20 @@ class _Reader:
         """The key at ``j`` (as JavaScript sees it) and the index of its ':'."""
         first = s[j]
         if first == "'" or first == '"':
-            text, end = _quoted(s, j)
+            text, end = quoted_scalar(s, j)
             if s[end:end + 1] != ":":
-                raise _Unsupported
+                raise Unsupported
             return text, end
-        if first in _INDICATOR_FIRST or (first in _SPACE_FOLLOWED_FIRST and s[j + 1:j + 2] in ("", " ")):
-            raise _Unsupported
+        if first in INDICATOR_FIRST or (first in SPACE_FOLLOWED_FIRST and s[j + 1:j + 2] in ("", " ")):
+            raise Unsupported
         colon = s.find(": ", j)
         if colon == -1:
             if not s.endswith(":"):
-                raise _Unsupported
+                raise Unsupported
             colon = len(s) - 1
         raw = s[j:colon].rstrip(" ")
         if " #" in raw or not raw:
-            raise _Unsupported
+            raise Unsupported
         key = self.keys.get(raw)
         if key is None:
             key = self.keys[raw] = js_key(resolve_plain(raw), None)
@@ -368,19 +336,19 @@ class _Reader:
         """The one-line scalar (or ``[...]``, ``[]``, ``{}``) starting at ``v``."""
         first = s[v]
         if first == "'" or first == '"':
-            text, end = _quoted(s, v)
-            _only_comment_after(s, end)
+            text, end = quoted_scalar(s, v)
+            only_comment_after(s, end)
             return text
         if first == "[":
             return self._flow_sequence(s, v, loc)
         if first == "{":
             if s[v + 1:v + 2] != "}":
-                raise _Unsupported
-            _only_comment_after(s, v + 2)
+                raise Unsupported
+            only_comment_after(s, v + 2)
             return _new_map(loc)
         if first == "!":
             return self._js(s, v, loc)
-        text = _plain(s, v)
+        text = plain_scalar(s, v)
         value = self.plain.get(text, _MISSING)
         if value is _MISSING:
             value = self.plain[text] = resolve_plain(text)
@@ -388,27 +356,27 @@ class _Reader:
 
     def _js(self, s: str, v: int, loc: Loc) -> JsExpr:
         if not self.js or not s.startswith("!!js ", v):
-            raise _Unsupported
+            raise Unsupported
         n = len(s)
         w = v + 5
         while w < n and s[w] == " ":
             w += 1
         if w == n or s[w] == "#":
-            raise _Unsupported
+            raise Unsupported
         if s[w] == "'" or s[w] == '"':
-            text, end = _quoted(s, w)
-            _only_comment_after(s, end)
+            text, end = quoted_scalar(s, w)
+            only_comment_after(s, end)
         else:
-            text = _plain(s, w)
+            text = plain_scalar(s, w)
         return JsExpr(text, loc)
 
     def _flow_sequence(self, s: str, v: int, loc: Loc) -> YList:
         close = s.find("]", v)
         if close == -1:
-            raise _Unsupported
-        _only_comment_after(s, close + 1)
-        if _FLOW_ITEM_STOP.search(s, v + 1, close):
-            raise _Unsupported
+            raise Unsupported
+        only_comment_after(s, close + 1)
+        if FLOW_ITEM_STOP.search(s, v + 1, close):
+            raise Unsupported
         return self._flow_items(s[v:close + 1], v, loc)
 
     def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
@@ -416,33 +384,12 @@ class _Reader:
         seq = _new_list(loc)
         known = self.flows.get(flow)
         if known is None:
-            known = self.flows[flow] = self._flow_parts(flow)
+            known = self.flows[flow] = flow_parts(flow, self.plain)
         values, offsets = known
         seq.extend(values)
         path, line, at = self.path, self.line, v + 1
         seq.item_locs = [Loc(path, line, at + offset) for offset in offsets]
         return seq
-
-    def _flow_parts(self, flow: str) -> tuple[list, list[int]]:
-        """The items of a flow sequence and the column of each from its ``[`` (counted from 0)."""
-        values: list = []
-        offsets: list[int] = []
-        inner = flow[1:-1]
-        if not inner.strip(" "):
-            return values, offsets
-        start = 1
-        for part in inner.split(","):
-            text = part.strip(" ")
-            if not text or text[0] in _FLOW_BAD_FIRST:
-                raise _Unsupported
-            value = self.plain.get(text, _MISSING)
-            if value is _MISSING:
-                value = self.plain[text] = resolve_plain(text)
-            values.append(value)
-            offsets.append(start + len(part) - len(part.lstrip(" ")))
-            start += len(part) + 1
-        return values, offsets
-
 
 _MISSING = object()
 
@@ -463,35 +410,3 @@ def _new_list(loc: Loc) -> YList:
 _map_new, _list_new = YMap.__new__, YList.__new__
 
 
-def _plain(s: str, v: int) -> str:
-    """A one-line plain scalar at ``v`` (to a comment or the line end)."""
-    first = s[v]
-    if first in _INDICATOR_FIRST or (first in _SPACE_FOLLOWED_FIRST and s[v + 1:v + 2] in ("", " ")):
-        raise _Unsupported
-    end = s.find(" #", v)
-    text = (s[v:] if end == -1 else s[v:end]).rstrip(" ")
-    if ": " in text or text.endswith(":"):
-        raise _Unsupported  # a mapping where the subset expects a scalar: an error, or `? :` forms
-    return text
-
-
-def _quoted(s: str, start: int) -> tuple[str, int]:
-    """A one-line quoted scalar at ``start``: (its value, the index just past the closing quote)."""
-    quote = s[start]
-    if quote == "'":
-        close = s.find("'", start + 1)
-        while close != -1 and s[close + 1:close + 2] == "'":
-            close = s.find("'", close + 2)
-        if close == -1:
-            raise _Unsupported  # continues on the next line
-        return s[start + 1:close].replace("''", "'"), close + 1
-    close = s.find('"', start + 1)
-    if close == -1 or "\\" in s[start + 1:close]:
-        raise _Unsupported  # escapes and line breaks are the event builder's
-    return s[start + 1:close], close + 1
-
-
-def _only_comment_after(s: str, end: int) -> None:
-    rest = s[end:]
-    if rest and rest.strip(" ") and not (rest[0] == " " and rest.lstrip(" ")[0] == "#"):
-        raise _Unsupported

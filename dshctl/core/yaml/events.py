@@ -10,7 +10,7 @@ from ruamel.yaml import events as ev
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scanner import Scanner
 
-from dshctl.core.yaml.blockscan import flow_query_or_dash
+from dshctl.core.yaml.blocktokens import flow_query_or_dash
 
 try:  # ruamel's C accelerator (libyaml); optional
     from ruamel.yaml.cyaml import CParser as _CParser
