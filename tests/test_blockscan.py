@@ -220,3 +220,12 @@ def test_the_benchmark_home_is_read_entirely_by_the_fast_path(tmp_path):
     assert len(files) == 5
     for path in files:
         assert check(path.read_text(encoding="utf-8")), path
+
+
+def test_long_keys_are_left_to_the_event_builder():
+    """libyaml refuses a simple key past 1024 characters; the remembered keys must not let one in
+    (here each key is first seen where the general path reads it, then where the loop does)."""
+    for key in ["a" * 1000, "a" * 1023, "a" * 1025, "a" * 1100, "b" * 990 + " " * 40,
+                "'" + "''" * 600 + "'"]:
+        for text in [f"{key}: 1\n", f"- {key}: 1\n", f"x:\n  {key}: 1\n", f"x:\n  {key}:\n"]:
+            check(text)
