@@ -45,9 +45,14 @@ def _holds_js(value: Any) -> bool:
         return isinstance(value, JsExpr)
     for item in value:
         kind = type(item)
-        if kind is JsExpr or (kind is not str and _holds_js(item)):
+        if kind in _SCALARS:
+            continue
+        if kind is JsExpr or _holds_js(item):
             return True
     return False
+
+
+_SCALARS = frozenset([str, int, float, bool, type(None)])
 
 
 def _literal_config(row: dict) -> bool:

@@ -81,7 +81,7 @@ class _Writer:
         self.ambiguous = looks_typed_default if default_schema else looks_typed
         self.line_width = line_width
         self.scalars: dict[tuple[str, int], str] = {}  # (text, level) -> as written
-        self.keys: dict[tuple[str, int], tuple[str, bool]] = {}  # -> (as written, explicit `? key`)
+        self.keys: dict[tuple[str, int], tuple[str, bool, str, str]] = {}  # -> see _key
         self.plain_keys: set[str] = set()  # keys known not to be array indices
         self.breaks = ["\n" + "  " * level for level in range(16)]
 
@@ -177,16 +177,16 @@ class _Writer:
         keys, value, scalars = self.keys, self.value, self.scalars
         inner = level + 1
         for k, v in mapping.items():
-            key_text = keys.get((k, level))
-            if key_text is None:
-                key_text = keys[(k, level)] = self._key(k, level)
-            text, explicit = key_text
-            if not compact or out:
-                text = brk + text
+            entry = keys.get((k, level))
+            if entry is None:
+                entry = keys[(k, level)] = self._key(k, level)
             value_text = scalars.get((v, inner)) if type(v) is str else None  # most values: a string
             if value_text is None:
-                value_text = value(inner, v, explicit)
-            out.append(text + (":" if value_text[:1] == "\n" else ": ") + value_text)
+                value_text = value(inner, v, entry[1])
+            if value_text[:1] == "\n":
+                out.append((brk + entry[0] if not compact or out else entry[0]) + ":" + value_text)
+            else:  # `key: value`, its head made once per key and level
+                out.append((entry[2] if not compact or out else entry[3]) + value_text)
         return "".join(out)
 
     def _plain_keys(self, mapping: dict) -> bool:
@@ -197,13 +197,15 @@ class _Writer:
         self.plain_keys.update(mapping)
         return True
 
-    def _key(self, k: str, level: int) -> tuple[str, bool]:
-        """How key ``k`` of a mapping at ``level`` is written (``? key\n`` form for a long one)."""
+    def _key(self, k: str, level: int) -> tuple[str, bool, str, str]:
+        """How key ``k`` of a mapping at ``level`` is written (``? key\n`` form for a long one): the
+        text, whether it is explicit, and the heads of ``key: value`` after a line break or not."""
         key_text = self.string(k, level + 1, key=True)
-        if utf16_len(key_text) <= _LONG_KEY:
-            return key_text, False
         brk = "\n" + "  " * level
-        return ("?" if key_text.startswith("\n") else "? ") + key_text + brk, True
+        explicit = utf16_len(key_text) > _LONG_KEY
+        if explicit:
+            key_text = ("?" if key_text.startswith("\n") else "? ") + key_text + brk
+        return key_text, explicit, brk + key_text + ": ", key_text + ": "
 
     def _ordered_mapping(self, level: int, mapping: dict, compact: bool) -> str:
         """A mapping with array-index keys (JavaScript lists them first) or non-string keys."""
