@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dshctl.core.yaml.blocktokens import (FLOW_ITEM_STOP, INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported,
-                                          flow_parts, looks_like_entry, only_comment_after, plain_scalar,
-                                          quoted_scalar, unusual_text)
-from dshctl.core.yaml.nodes import JsExpr, YList, YMap
+from dshctl.core.yaml.blocktokens import (INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported, ValueReader,
+                                          flow_parts, looks_like_entry, new_list, new_map, quoted_scalar,
+                                          unusual_text)
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 from dshctl.errors import Loc
 
@@ -35,12 +34,15 @@ _MAX_STACK = 90  # well inside the event builder's depth limit (it refuses at MA
 
 
 # Plain scalars, keys and flow sequences repeat within a file and across the files of a profile
-# (ids, names, ports, `[a, b]`): what each text reads as is remembered (values are immutable
-# scalars), up to a bound, so a long-running host reading many files does not grow without end.
+# (ids, names, ports, `[a, b]`), and so do whole lines (`    host: 127.0.0.1`): what each text reads
+# as is remembered (values are immutable scalars), up to a bound, so a long-running host reading
+# many files does not grow without end.
 _PLAIN: dict[str, Any] = {}
 _KEYS: dict[str, str] = {}
 _FLOWS: dict[str, tuple[list, list[int]]] = {}  # `[a, b, 1]` -> its items and their columns
+_LINES: dict[str, tuple | bool] = {}  # a line's text -> what read() needs of it (see _common)
 _MAX_REMEMBERED = 100_000
+_PENDING, _SCALAR, _FLOW = "pending", "scalar", "flow"  # the kinds of value on a common line
 
 
 class _Frame:
@@ -66,39 +68,39 @@ def scan(text: str, path: str, js: bool) -> Any:
         return None
 
 
-class _Reader:
+class _Reader(ValueReader):
     def __init__(self, path: str, js: bool):
         self.path = path
         self.js = js
         self.stack: list[_Frame] = []
-        if len(_PLAIN) + len(_KEYS) + len(_FLOWS) > _MAX_REMEMBERED:
-            _PLAIN.clear(), _KEYS.clear(), _FLOWS.clear()
-        self.plain, self.keys, self.flows = _PLAIN, _KEYS, _FLOWS
+        if len(_PLAIN) + len(_KEYS) + len(_FLOWS) + len(_LINES) > _MAX_REMEMBERED:
+            _PLAIN.clear(), _KEYS.clear(), _FLOWS.clear(), _LINES.clear()
+        self.plain, self.keys, self.flows, self.lines = _PLAIN, _KEYS, _FLOWS, _LINES
         self.line = 0
         self.root: Any = None
 
     def read(self, text: str) -> Any:
-        """The tree of ``text``. The loop itself reads the common line (``_SIMPLE_ENTRY``) with
-        locals only: it runs for nearly every line of every file, so it avoids calls."""
-        stack, path, keys, plain = self.stack, self.path, self.keys, self.plain
-        simple = _SIMPLE_ENTRY.match
+        """The tree of ``text``. The loop itself places the common line (``_SIMPLE_ENTRY``, read
+        once per distinct text by ``_common``) with locals only: it runs for nearly every line of
+        every file, so it avoids calls."""
+        stack, path, lines = self.stack, self.path, self.lines
         for number, s in enumerate(text.split("\n"), 1):
-            m = simple(s)
-            if m is None or not stack:
+            line = lines.get(s)
+            if line is None:
+                line = lines[s] = self._common(s)
+            if line is False or not stack:
                 self._line(number, s)
                 continue
-            indent, dash, raw, value = m.groups()
-            column = len(indent)
+            column, dash, key, key_column, kind, scalar, at, empty_at = line
             top = stack[-1]
             if top.column > column:
                 top = self._close_to(column)
-            if dash is not None:  # `- key: ...`: a new mapping as an item
+            if dash:  # `- key: ...`: a new mapping as an item
                 if not (top.is_map and top.key is not None or top.column == column and not top.is_map):
                     self._line(number, s)
                     continue
                 self.line = number
-                column = m.start(3)
-                top = self._dash_map(top, len(indent), column)
+                top = self._dash_map(top, column, key_column)
             elif not top.is_map or top.column != column and top.key is None:
                 self._line(number, s)
                 continue
@@ -107,31 +109,19 @@ class _Reader:
                 top = self._block_map(top, column)
             elif top.key is not None:
                 self._set(top, None, top.empty_loc)
-            key = keys.get(raw)
-            if key is None:
-                if len(raw) > _MAX_KEY:
-                    raise Unsupported
-                key = keys[raw] = js_key(resolve_plain(raw), None)
             node = top.node
             if key in node:
                 raise Unsupported  # the event builder words the duplicate-key error
-            key_loc = Loc(path, number, column + 1)
-            if value is None:
+            key_loc = Loc(path, number, key_column + 1)
+            if kind is _PENDING:  # `key:`: the value is on the lines below, or null
                 top.key, top.key_loc = key, key_loc
-                top.empty_loc = Loc(path, number, column + len(raw) + 2)
+                top.empty_loc = Loc(path, number, empty_at)
                 continue
-            at = m.start(4)
             loc = Loc(path, number, at + 1)
-            first = value[0]
-            if first == "'" or first == '"':
-                scalar = value[1:-1]
-            elif first == "[":
-                self.line = number
-                scalar = self._flow_items(value, at, loc)
-            else:
-                scalar = plain.get(value, _MISSING)
-                if scalar is _MISSING:
-                    scalar = plain[value] = resolve_plain(value)
+            if kind is _FLOW:
+                seq = scalar = new_list(loc)
+                seq.extend(line[5][0])
+                seq.item_locs = [Loc(path, number, at + 1 + offset) for offset in line[5][1]]
             node[key] = scalar
             node.key_locs[key] = key_loc
             node.value_locs[key] = loc
@@ -140,6 +130,37 @@ class _Reader:
         if self.root is None:
             raise Unsupported  # an empty stream or a scalar document
         return self.root
+
+    def _common(self, s: str) -> tuple | bool:
+        """What ``read`` needs of a line ``_SIMPLE_ENTRY`` matches (False for any other line): its
+        indentation, dash, key (as JavaScript sees it) and key column, the kind of value, the value
+        (for a flow sequence: its items and their columns), the value's column and where the empty
+        value of ``key:`` starts. Immutable, so one line text read in many files is read once."""
+        m = _SIMPLE_ENTRY.match(s)
+        if m is None:
+            return False
+        indent, dash, raw, value = m.groups()
+        if len(raw) > _MAX_KEY:
+            return False  # libyaml refuses so long a simple key: the event builder says so
+        key = self.keys.get(raw)
+        if key is None:
+            key = self.keys[raw] = js_key(resolve_plain(raw), None)
+        key_column = m.start(3)
+        if value is None:
+            return len(indent), dash is not None, key, key_column, _PENDING, None, 0, key_column + len(raw) + 2
+        first = value[0]
+        if first == "'" or first == '"':
+            kind, scalar = _SCALAR, value[1:-1]
+        elif first == "[":
+            scalar = self.flows.get(value)
+            if scalar is None:
+                scalar = self.flows[value] = flow_parts(value, self.plain)
+            kind = _FLOW
+        else:
+            kind, scalar = _SCALAR, self.plain.get(value, _MISSING)
+            if scalar is _MISSING:
+                scalar = self.plain[value] = resolve_plain(value)
+        return len(indent), dash is not None, key, key_column, kind, scalar, m.start(4), 0
 
     def _close_to(self, column: int) -> _Frame:
         """Close every collection deeper than ``column``; the new innermost one."""
@@ -152,7 +173,7 @@ class _Reader:
 
     def _block_map(self, top: _Frame, column: int) -> _Frame:
         loc = Loc(self.path, self.line, column + 1)
-        node = _new_map(loc)
+        node = new_map(loc)
         self._set(top, node, loc)
         return self._push(node, column, True)
 
@@ -161,11 +182,11 @@ class _Reader:
         or of a new sequence that is the block value of ``top``'s pending key."""
         if top.is_map:
             loc = Loc(self.path, self.line, column + 1)
-            seq = _new_list(loc)
+            seq = new_list(loc)
             self._set(top, seq, loc)
             top = self._push(seq, column, False, indentless=top.column == column)
         loc = Loc(self.path, self.line, at + 1)
-        node = _new_map(loc)
+        node = new_map(loc)
         top.node.append(node)
         top.node.item_locs.append(loc)
         return self._push(node, at, True)
@@ -199,11 +220,11 @@ class _Reader:
         if s[0] in "[{":  # `[]`, the empty patch list, or a one-line flow sequence
             self.root = self._value(s, 0, loc)
         elif s[0] == "-" and (len(s) == 1 or s[1] == " "):
-            frame = self._push(_new_list(loc), 0, False)
+            frame = self._push(new_list(loc), 0, False)
             self.root = frame.node
             self._item(frame, s, 0)
         else:
-            frame = self._push(_new_map(loc), 0, True)
+            frame = self._push(new_map(loc), 0, True)
             self.root = frame.node
             self._entry(frame, s, 0)
 
@@ -229,7 +250,7 @@ class _Reader:
 
     def _child(self, top: _Frame, s: str, column: int, dash: bool, indentless: bool = False) -> None:
         loc = Loc(self.path, self.line, column + 1)
-        node = _new_list(loc) if dash else _new_map(loc)
+        node = new_list(loc) if dash else new_map(loc)
         self._set(top, node, loc)
         frame = self._push(node, column, not dash, indentless)
         if dash:
@@ -273,13 +294,13 @@ class _Reader:
         seq = frame.node
         loc = Loc(self.path, self.line, j + 1)
         if s[j] == "-" and (j + 1 == n or s[j + 1] == " "):
-            child = self._push(_new_list(loc), j, False)
+            child = self._push(new_list(loc), j, False)
             seq.append(child.node)
             seq.item_locs.append(loc)
             self._item(child, s, j)
             return
         if looks_like_entry(s, j):
-            child = self._push(_new_map(loc), j, True)
+            child = self._push(new_map(loc), j, True)
             seq.append(child.node)
             seq.item_locs.append(loc)
             self._entry(child, s, j)
@@ -334,81 +355,5 @@ class _Reader:
             key = self.keys[raw] = js_key(resolve_plain(raw), None)
         return key, colon
 
-    def _value(self, s: str, v: int, loc: Loc) -> Any:
-        """The one-line scalar (or ``[...]``, ``[]``, ``{}``) starting at ``v``."""
-        first = s[v]
-        if first == "'" or first == '"':
-            text, end = quoted_scalar(s, v)
-            only_comment_after(s, end)
-            return text
-        if first == "[":
-            return self._flow_sequence(s, v, loc)
-        if first == "{":
-            if s[v + 1:v + 2] != "}":
-                raise Unsupported
-            only_comment_after(s, v + 2)
-            return _new_map(loc)
-        if first == "!":
-            return self._js(s, v, loc)
-        text = plain_scalar(s, v)
-        value = self.plain.get(text, _MISSING)
-        if value is _MISSING:
-            value = self.plain[text] = resolve_plain(text)
-        return value
-
-    def _js(self, s: str, v: int, loc: Loc) -> JsExpr:
-        if not self.js or not s.startswith("!!js ", v):
-            raise Unsupported
-        n = len(s)
-        w = v + 5
-        while w < n and s[w] == " ":
-            w += 1
-        if w == n or s[w] == "#":
-            raise Unsupported
-        if s[w] == "'" or s[w] == '"':
-            text, end = quoted_scalar(s, w)
-            only_comment_after(s, end)
-        else:
-            text = plain_scalar(s, w)
-        return JsExpr(text, loc)
-
-    def _flow_sequence(self, s: str, v: int, loc: Loc) -> YList:
-        close = s.find("]", v)
-        if close == -1:
-            raise Unsupported
-        only_comment_after(s, close + 1)
-        if FLOW_ITEM_STOP.search(s, v + 1, close):
-            raise Unsupported
-        return self._flow_items(s[v:close + 1], v, loc)
-
-    def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
-        """``[a, b, 1]`` (``flow``, at column ``v``, holding no quote, bracket, brace, '#' or ':')."""
-        seq = _new_list(loc)
-        known = self.flows.get(flow)
-        if known is None:
-            known = self.flows[flow] = flow_parts(flow, self.plain)
-        values, offsets = known
-        seq.extend(values)
-        path, line, at = self.path, self.line, v + 1
-        seq.item_locs = [Loc(path, line, at + offset) for offset in offsets]
-        return seq
 
 _MISSING = object()
-
-
-def _new_map(loc: Loc) -> YMap:
-    """``YMap(loc=loc)`` without its keyword-argument ``__init__`` (one per mapping read)."""
-    node = _map_new(YMap)
-    node.loc, node.key_locs, node.value_locs = loc, {}, {}
-    return node
-
-
-def _new_list(loc: Loc) -> YList:
-    seq = _list_new(YList)
-    seq.loc, seq.item_locs = loc, []
-    return seq
-
-
-_map_new, _list_new = YMap.__new__, YList.__new__
-
-

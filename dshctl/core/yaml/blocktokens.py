@@ -1,11 +1,15 @@
-"""The tokens of one line for ``blockscan``: plain and quoted scalars, ``key:`` detection, flow
-sequences. Pure functions of the line's text; each raises ``Unsupported`` for anything outside the
-block-style subset, so the event builder reads the file instead."""
+"""The pieces of one line for ``blockscan``: plain and quoted scalars, ``key:`` detection, flow
+sequences, the scalar value after a key or dash (``ValueReader``), and the nodes. Each raises
+``Unsupported`` for anything outside the block-style subset, so the event builder reads the file
+instead."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 from dshctl.core.yaml.scalars import resolve_plain
+from dshctl.errors import Loc
 
 _MISSING = object()
 
@@ -105,4 +109,85 @@ def only_comment_after(s: str, end: int) -> None:
     rest = s[end:]
     if rest and rest.strip(" ") and not (rest[0] == " " and rest.lstrip(" ")[0] == "#"):
         raise Unsupported
+
+
+class ValueReader:
+    """The scalar (or ``[...]``, ``[]``, ``{}``) after a key or a dash, for ``blockscan._Reader``
+    (whose ``path``, ``js``, ``line``, ``plain`` and ``flows`` it reads)."""
+
+    def _value(self, s: str, v: int, loc: Loc) -> Any:
+        """The one-line scalar (or ``[...]``, ``[]``, ``{}``) starting at ``v``."""
+        first = s[v]
+        if first == "'" or first == '"':
+            text, end = quoted_scalar(s, v)
+            only_comment_after(s, end)
+            return text
+        if first == "[":
+            return self._flow_sequence(s, v, loc)
+        if first == "{":
+            if s[v + 1:v + 2] != "}":
+                raise Unsupported
+            only_comment_after(s, v + 2)
+            return new_map(loc)
+        if first == "!":
+            return self._js(s, v, loc)
+        text = plain_scalar(s, v)
+        value = self.plain.get(text, _MISSING)
+        if value is _MISSING:
+            value = self.plain[text] = resolve_plain(text)
+        return value
+
+    def _js(self, s: str, v: int, loc: Loc) -> JsExpr:
+        if not self.js or not s.startswith("!!js ", v):
+            raise Unsupported
+        n = len(s)
+        w = v + 5
+        while w < n and s[w] == " ":
+            w += 1
+        if w == n or s[w] == "#":
+            raise Unsupported
+        if s[w] == "'" or s[w] == '"':
+            text, end = quoted_scalar(s, w)
+            only_comment_after(s, end)
+        else:
+            text = plain_scalar(s, w)
+        return JsExpr(text, loc)
+
+    def _flow_sequence(self, s: str, v: int, loc: Loc) -> YList:
+        close = s.find("]", v)
+        if close == -1:
+            raise Unsupported
+        only_comment_after(s, close + 1)
+        if FLOW_ITEM_STOP.search(s, v + 1, close):
+            raise Unsupported
+        return self._flow_items(s[v:close + 1], v, loc)
+
+    def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
+        """``[a, b, 1]`` (``flow``, at column ``v``, holding no quote, bracket, brace, '#' or ':')."""
+        seq = new_list(loc)
+        known = self.flows.get(flow)
+        if known is None:
+            known = self.flows[flow] = flow_parts(flow, self.plain)
+        values, offsets = known
+        seq.extend(values)
+        path, line, at = self.path, self.line, v + 1
+        seq.item_locs = [Loc(path, line, at + offset) for offset in offsets]
+        return seq
+
+
+def new_map(loc: Loc) -> YMap:
+    """``YMap(loc=loc)`` without its keyword-argument ``__init__`` (one per mapping read)."""
+    node = _map_new(YMap)
+    node.loc, node.key_locs, node.value_locs = loc, {}, {}
+    return node
+
+
+def new_list(loc: Loc) -> YList:
+    seq = _list_new(YList)
+    seq.loc, seq.item_locs = loc, []
+    return seq
+
+
+_map_new, _list_new = YMap.__new__, YList.__new__
+
 
