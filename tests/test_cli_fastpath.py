@@ -147,3 +147,49 @@ def test_a_fast_command_imports_neither_typer_nor_click(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env=dict(os.environ, DSHCTL_FASTPATH="1"))
     assert out.stdout.split("\n")[-2] == "0 []", out.stdout + out.stderr
+
+
+# --- any command line: the fast path and typer print the same -----------------------------------
+
+def _any_token():
+    flags = sorted({flag for level in [SPEC["root"], *SPEC["commands"].values()]
+                    for p in level["options"] for flag in p["opts"] + p.get("secondary", [])})
+    words = sorted({w for words in fastpath.FAST for w in words})
+    return st.one_of(
+        st.sampled_from(flags), st.sampled_from(words),
+        st.builds(lambda f, v: f"{f}={v}", st.sampled_from(flags), _WORD),
+        st.sampled_from(["-", "--", "-h", "-j4", "0", "-1", "3.5", "x.yml", "", "--nope", "-Z"]),
+        _WORD)
+
+
+@st.composite
+def _any_command_line(draw) -> list[str]:
+    words = list(draw(st.sampled_from(sorted(fastpath.FAST))))
+    tokens = draw(st.lists(_any_token(), max_size=7))
+    for word in reversed(words):  # the command's words somewhere, in order
+        tokens.insert(draw(st.integers(0, len(tokens))), word)
+    return tokens
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(args=_any_command_line())
+def test_any_command_line_prints_the_same_with_and_without_the_fast_path(args, tmp_path, monkeypatch,
+                                                                       capfd):
+    """Random tokens around a fast command's words, run in-process both ways from the same empty
+    directory: the same stdout, stderr and exit code, and never an internal error."""
+    import shutil
+
+    monkeypatch.setenv("DSHCTL_CACHE", "0")
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "w" / "home"))
+    seen = []
+    for fast in ("1", "0"):
+        work = tmp_path / "w"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("DSHCTL_FASTPATH", fast)
+        code = _run(list(args))
+        out = capfd.readouterr()
+        seen.append((code, out.out, out.err))
+    assert seen[0] == seen[1]
+    assert seen[0][0] != 3, seen[0]

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshctl.core.yaml import dialect
+from dshctl.core.yaml import dialect, eventtree
 from dshctl.core.yaml.dialect import MAX_DEPTH, load_file, load_json, load_yaml
 from dshctl.core.yaml.emit import dump
 from dshctl.core.yaml.jsvalue import js_number
@@ -198,7 +198,7 @@ def test_the_c_parser_falls_back_to_the_yaml_1_2_parser():
     # libyaml rejects these in flow context; js-yaml (and the pure parser) accept them.
     v = load_yaml("- {a: x ?? 1, url: http://x:80/}\n", "t.yml").value
     assert v == [{"a": "x ?? 1", "url": "http://x:80/"}]
-    assert dialect._CParser is not None  # the accelerator is installed here, so the fallback ran
+    assert eventtree._CParser is not None  # the accelerator is installed here, so the fallback ran
 
 
 # -- property: load(dump(x)) == x --------------------------------------------------------------
@@ -235,7 +235,7 @@ def _as_js(value):
 
 
 def test_alias_free_documents_are_not_alias_bombs(monkeypatch):
-    monkeypatch.setattr(dialect, "MAX_EXPANDED_NODES", 50)
+    monkeypatch.setattr(eventtree, "MAX_EXPANDED_NODES", 50)
     rows = "".join(f"- {{id: r{i}, name: n{i}, config: {{p: {i}}}}}\n" for i in range(40))
     assert len(load_yaml(rows, "big.yml").value) == 40  # ~360 nodes, no alias
     bomb = "- &a {x: [1, 2, 3, 4, 5]}\n" + "- *a\n" * 10  # the 7th expansion of 8 nodes passes 50

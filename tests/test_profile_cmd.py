@@ -393,3 +393,22 @@ def test_cache_can_be_disabled(capsys, tmp_path, monkeypatch):
     _age(home)
     cli(capsys, "profile", "dump", "--home", str(home))
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("extra", [
+    [], ["-f", "json"], ["--strict"], ["-f", "json", "--strict"], ["--default-only"], ["-f", "toml"],
+    ["--profile", "nosuch"], ["--patch", "missing.yml"], ["--bundle-root", "nowhere"],
+])
+def test_dump_on_the_fast_path_says_what_typer_says(capsys, monkeypatch, tmp_path, extra):
+    """`profile dump` runs without typer (cli/fastpath.py); output, messages and exit codes are the
+    same either way, warnings and errors included."""
+    from dshctl.cli import fastpath
+
+    home = make_home(tmp_path, profile_layer=JS_LAYER + "- {id: nosuch-row, x: 1}\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["--no-cache", "--home", str(home), "profile", "dump", *extra]
+    assert fastpath._parse(args)[0].__module__ == "dshctl.cli.profile_dump"  # the fast path takes it
+    fast = cli(capsys, *args)
+    monkeypatch.setenv("DSHCTL_FASTPATH", "0")
+    assert cli(capsys, *args) == fast
+    assert fast[0] in (0, 1, 2)

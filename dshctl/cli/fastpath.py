@@ -24,6 +24,7 @@ from typing import Any, Optional
 FAST: dict[tuple[str, ...], str] = {
     ("lint",): "dshctl.cli.lint_run:run",
     ("preset", "list"): "dshctl.cli.preset_list_run:run",
+    ("profile", "dump"): "dshctl.cli.profile_dump:run",
 }
 
 _STATE_PARAMS = ("home", "profile")  # folded into the State the body receives, as effective() does

@@ -47,18 +47,10 @@ def compose_for(ctx: typer.Context, home, profile, patches=None, *, default_only
 
 def _fail_if_strict(comp, strict: bool) -> None:
     if strict and comp.warnings:
+        from dshctl.cli.profile_dump import raise_strict
         from dshctl.core.compose.dump import warning_records
 
-        _raise_strict(warning_records(comp))
-
-
-def _raise_strict(records: list[dict]) -> None:
-    from dshctl.errors import DshctlError, Loc
-
-    first = records[0]
-    loc = Loc(first["file"], first["line"], first["column"]) if first["file"] else None
-    raise DshctlError(f"[{first['layer']}] {first['message']} ({len(records)} patch warning(s), --strict)",
-                      loc=loc, hint="fix the patch or its target; without --strict these are warnings")
+        raise_strict(warning_records(comp))
 
 
 def dump(
@@ -76,57 +68,10 @@ def dump(
 
     Example: dshctl --home ~/.dsh profile dump --format json
     """
-    from dshctl.cli.common import check_format
-    from dshctl.core.compose import dumpcache
+    from dshctl.cli import profile_dump
 
-    check_format(fmt, ("yaml", "json"))
-    st = effective(ctx, home, profile)
-    key = dumpcache.make_key(st.home, st.profile, patch or (), default_only, bundle_root or (), fmt)
-    output = dumpcache.lookup(key)
-    if output is None:
-        comp = compose_for(ctx, home, profile, patch, default_only=default_only, bundle_roots=bundle_root,
-                           touches=False)  # the dump needs row sources, not explain's records
-        output = _render_dump(comp, fmt)
-        dumpcache.store(key, comp, output, bundle_root or ())
-    if fmt == "yaml":
-        for line in output["warning_lines"]:
-            sys.stderr.write(line + "\n")
-    if strict and (output["warnings"] or output["unsupported_js"]):
-        if fmt == "json":
-            sys.stdout.write(output["text"])
-        if output["warnings"]:
-            _raise_strict(output["warnings"])
-        _raise_unsupported_js(output["unsupported_js"])
-    sys.stdout.write(output["text"])
-
-
-def _raise_unsupported_js(records: list[dict]) -> None:
-    from dshctl.errors import DshctlError, Loc
-
-    first = records[0]
-    more = f" (and {len(records) - 1} more unsupported !!js expression(s))" if len(records) > 1 else ""
-    raise DshctlError(first["message"] + more, loc=Loc(first["file"], first["line"], first["column"]),
-                      hint=first["hint"] + "; without --strict this is a warning")
-
-
-def _render_dump(comp, fmt: str) -> dict:
-    import json
-
-    from dshctl.core.compose import dump as render
-    from dshctl.core.compose.dump_js import unsupported_expressions
-
-    js = unsupported_expressions(comp)
-    if fmt == "json":
-        from dshctl.core.yaml.jsvalue import json_dumps
-        text = json_dumps({**render.render_json(comp), "unsupportedJs": js}, indent=2) + "\n"
-    else:
-        text = render.render_yaml(comp)
-    lines = [line if line.startswith("  ") else f"warning: {line}" for line in render.warning_lines(comp)]
-    for record in js:
-        lines.append(f"warning: {record['file']}:{record['line']}:{record['column']}: {record['message']}")
-        lines.append(f"  hint: {record['hint']}")
-    return {"text": text, "warnings": render.warning_records(comp), "warning_lines": lines,
-            "unsupported_js": js}
+    raise typer.Exit(profile_dump.run(effective(ctx, home, profile), patch=patch, default_only=default_only,
+                                      fmt=fmt, strict=strict, bundle_root=bundle_root))
 
 
 def explain(

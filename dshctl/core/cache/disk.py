@@ -12,11 +12,9 @@ it is under its budget.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from pathlib import Path
 
-from dshctl.core import fsutil
 
 MAGIC = b"dshctl-cache 1\n"
 _DISABLED = False
@@ -42,6 +40,8 @@ def code_version() -> str:
     from dshctl import __version__
 
     package = Path(__file__).resolve().parents[2]
+    import hashlib
+
     h = hashlib.sha256()
     for root, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -55,6 +55,8 @@ def code_version() -> str:
 
 def key_digest(*parts: bytes | str) -> str:
     """A file name for a key made of ``parts`` (length-prefixed, so no two keys collide by joining)."""
+    import hashlib  # here, not at the top: a --no-cache run never imports it (start-up time)
+
     h = hashlib.sha256()
     for part in parts:
         data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
@@ -96,6 +98,8 @@ class DiskCache:
         path = self._file(digest)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            from dshctl.core import fsutil
+
             fsutil.atomic_write(path, seal(payload), durable=False)  # sealed: a torn entry is a miss
             self.wrote = True
         except OSError:
@@ -125,6 +129,8 @@ class DiskCache:
 
 
 def seal(payload: bytes) -> bytes:
+    import hashlib
+
     return MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
 
@@ -134,6 +140,8 @@ def unseal(data: bytes) -> bytes | None:
     if len(data) < head or not data.startswith(MAGIC) or data[head - 1:head] != b"\n":
         return None
     payload = data[head:]
+    import hashlib
+
     if hashlib.sha256(payload).hexdigest().encode() != data[len(MAGIC):head - 1]:
         return None
     return payload

@@ -7,7 +7,6 @@ one loadable YAML list. (dsh prints nothing but a newline for an empty compositi
 """
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from dshctl.core.yaml import emit
@@ -22,16 +21,17 @@ def render_yaml(comp: Composition) -> str:
     out: list[str] = []
     group: list[Any] = []
     current: str | None = None
+    dump_rows = emit.rows_dumper()
     for row, source in zip(comp.rows, sources):
         label = source.label
         if label != current and group:
             out.append(f"# == {current}")
-            out.append(emit.dump_rows(group).rstrip())
+            out.append(dump_rows(group).rstrip())
             group = []
         current = label
         group.append(row)
     out.append(f"# == {current}")
-    out.append(emit.dump_rows(group).rstrip())
+    out.append(dump_rows(group).rstrip())
     return "\n".join(out) + "\n"
 
 
@@ -42,6 +42,8 @@ def all_ids(comp: Composition) -> list[str]:
 
 def suggest(target: Any, ids: list[str]) -> str | None:
     """The closest existing id to a patch target that matched nothing."""
+    import difflib
+
     if not isinstance(target, (str, int, float)) or isinstance(target, bool):
         return None
     found = difflib.get_close_matches(str(target), ids, n=1, cutoff=0.6)
@@ -49,11 +51,12 @@ def suggest(target: Any, ids: list[str]) -> str | None:
 
 
 def warning_records(comp: Composition) -> list[dict[str, Any]]:
-    ids = all_ids(comp)
+    ids = None  # the whole tree's ids, gathered only for a warning that suggests one
     records = []
     for w in comp.warnings:
         record = w.to_dict()
         if w.code in ("not-found", "insert-not-found"):
+            ids = all_ids(comp) if ids is None else ids
             record["suggestion"] = suggest(w.target, ids)
         records.append(record)
     return records

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dshctl.core.compose.composition import Composition, iter_rows
-from dshctl.core.jsexpr import check_expressions
-from dshctl.core.yaml.nodes import js_truthy
+from dshctl.core.yaml.nodes import JsExpr, js_truthy
 
 # Rows whose config the Loader keeps literal: a group's config is its child rows (visited as rows),
 # an Include's config names a file.
@@ -22,10 +21,12 @@ def unsupported_expressions(comp: Composition) -> list[dict[str, Any]]:
     expression's file:line:col and a hint naming the failing column."""
     records = []
     for row, _parents in iter_rows(comp.rows):
-        full_id, name = _row_label(row)
         for key in ("disabled", "config"):
-            if key not in row or (key == "config" and _literal_config(row)):
+            if key not in row or not _holds_js(row[key]) or (key == "config" and _literal_config(row)):
                 continue
+            from dshctl.core.jsexpr import check_expressions  # most rows hold no !!js at all
+
+            full_id, name = _row_label(row)
             for path, node, err in check_expressions(row[key], full_id=full_id, name=name,
                                                      base_path=key):
                 loc = node.loc
@@ -34,6 +35,24 @@ def unsupported_expressions(comp: Composition) -> list[dict[str, Any]]:
                                 "file": loc.file if loc else "", "line": loc.line if loc else 0,
                                 "column": loc.column if loc else 0})
     return records
+
+
+def _holds_js(value: Any) -> bool:
+    """True when a ``!!js`` node is somewhere in ``value`` (a cheap walk before the full one)."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return isinstance(value, JsExpr)
+    for item in value:
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind is JsExpr or _holds_js(item):
+            return True
+    return False
+
+
+_SCALARS = frozenset([str, int, float, bool, type(None)])
 
 
 def _literal_config(row: dict) -> bool:

@@ -13,14 +13,12 @@ Disable with ``DSHCTL_CACHE=0`` or ``--no-cache``; the directory is ``$DSHCTL_CA
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from dshctl.core import fsutil
 from dshctl.core.cache import disk as diskcache
 
 RACY_SECONDS = 2.0
@@ -49,6 +47,8 @@ def _entry_file(key: dict[str, Any]) -> Path | None:
     directory = cache_dir()
     if directory is None:
         return None
+    import hashlib
+
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
     return directory / f"{digest}.json"
 
@@ -86,6 +86,8 @@ def store(key: dict[str, Any], comp, output: dict[str, Any], bundle_roots: Seque
     now = time.time_ns()
     if any(stat is not None and now - stat[0] < RACY_SECONDS * 1e9 for _, stat in deps):
         return
+    from dshctl.core import fsutil
+
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         fsutil.atomic_write(entry, json.dumps({"key": key, "deps": deps, "output": output}))

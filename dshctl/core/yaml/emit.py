@@ -13,9 +13,9 @@ import math
 import re
 from typing import Any
 
+from dshctl.core.yaml.jsvalue import _is_index as _is_index_key
 from dshctl.core.yaml.jsvalue import js_key_order, js_number, number_text
-from dshctl.core.yaml.nodes import JsExpr
-from dshctl.core.yaml.jsyaml import DATE, TIMESTAMP
+from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 from dshctl.core.yaml.scalar_style import LINE_WIDTH, write_scalar
 from dshctl.core.yaml.scalars import resolve_plain
 from dshctl.core.yaml.utf16 import utf16_len
@@ -60,19 +60,74 @@ def _represent(value: Any) -> tuple[str | None, Any]:
 
 def looks_typed_default(text: str) -> bool:
     """``looks_typed`` under js-yaml's default schema, where dates and ``<<`` are typed too."""
+    from dshctl.core.yaml.jsyaml import DATE, TIMESTAMP  # only preset.yml is written this way
+
     return looks_typed(text) or text == "<<" or bool(DATE.match(text) or TIMESTAMP.match(text))
 
 
+_EXACT_INT = 2**53  # below this a JavaScript number prints an integer's own digits
+_INDEX_FIRST = frozenset("0123456789")
+
+
 class _Writer:
+    """One dump. ``node`` is the general case; ``value`` is its fast path for what every block value
+    is (a plain str/int/bool/None, YMap/dict, YList/list, JsExpr), with the text of each distinct
+    scalar and key at a level computed once per dump."""
+
     def __init__(self, no_array_indent: bool = False, *, for_edit: bool = False,
                  default_schema: bool = False, line_width: int = LINE_WIDTH):
         self.no_array_indent = no_array_indent
         self.for_edit = for_edit
         self.ambiguous = looks_typed_default if default_schema else looks_typed
         self.line_width = line_width
+        self.scalars: dict[tuple[str, int], str] = {}  # (text, level) -> as written
+        self.keys: dict[tuple[str, int], tuple[str, bool, str, str]] = {}  # -> see _key
+        self.plain_keys: set[str] = set()  # keys known not to be array indices
+        self.breaks = ["\n" + "  " * level for level in range(16)]
 
     def node(self, level: int, value: Any, *, compact: bool, key: bool = False,
              in_seq: bool = False, in_block: bool = True, single_line: bool = False) -> str:
+        if not key and in_block and not single_line:
+            return self.value(level, value, compact, in_seq)
+        return self.general(level, value, compact=compact, key=key, in_seq=in_seq, in_block=in_block,
+                            single_line=single_line)
+
+    def value(self, level: int, value: Any, compact: bool, in_seq: bool = False) -> str:
+        kind = type(value)
+        if kind is str:
+            text = self.scalars.get((value, level))
+            if text is None:
+                text = self.scalars[(value, level)] = self.string(value, level)
+            return text
+        if kind is YMap or kind is dict:
+            if not value:
+                return "{}"
+            if "__jsExpr" not in value:
+                return self.mapping(level, value, compact)
+        elif kind is YList or kind is list:
+            if not value:
+                return "[]"
+            if self.no_array_indent and not in_seq and level > 0:
+                return self.sequence(level - 1, value, compact)
+            return self.sequence(level, value, compact)
+        elif kind is int:
+            if self.for_edit or -_EXACT_INT < value < _EXACT_INT:
+                return str(value)
+        elif value is None:
+            return "null"
+        elif kind is bool:
+            return "true" if value else "false"
+        elif kind is JsExpr and type(value.expr) is str:
+            return "!!js " + self.value(level, value.expr, False)
+        return self.general(level, value, compact=compact, in_seq=in_seq)
+
+    def string(self, text: str, level: int, *, key: bool = False, in_block: bool = True,
+               single_line: bool = False) -> str:
+        return write_scalar(text, level, key=key, in_block=in_block, ambiguous=self.ambiguous,
+                            single_line=single_line, for_edit=self.for_edit, line_width=self.line_width)
+
+    def general(self, level: int, value: Any, *, compact: bool, key: bool = False,
+                in_seq: bool = False, in_block: bool = True, single_line: bool = False) -> str:
         if value is None:
             return "null"
         if isinstance(value, bool):
@@ -94,9 +149,7 @@ class _Writer:
             else:
                 text = self.sequence(level, value, compact)
         elif isinstance(value, str):
-            text = write_scalar(value, level, key=key, in_block=in_block, ambiguous=self.ambiguous,
-                                single_line=single_line, for_edit=self.for_edit,
-                                line_width=self.line_width)
+            text = self.string(value, level, key=key, in_block=in_block, single_line=single_line)
         else:
             kind = "Null" if value is None else type(value).__name__
             raise EmitError(f"unacceptable kind of an object to dump [object {kind}]")
@@ -104,18 +157,62 @@ class _Writer:
 
     def sequence(self, level: int, items: list, compact: bool) -> str:
         out = []
+        brk = self.breaks[level] if level < 16 else "\n" + "  " * level
+        value, scalars = self.value, self.scalars
+        inner = level + 1
         for item in items:
-            text = self.node(level + 1, item, compact=True, in_seq=True)
+            text = scalars.get((item, inner)) if type(item) is str else None  # most items: a string
+            if text is None:
+                text = value(inner, item, True, True)
             if not compact or out:
-                out.append("\n" + "  " * level)
-            out.append(("-" if text.startswith("\n") else "- ") + text)
+                out.append(brk)
+            out.append(("-" if text[:1] == "\n" else "- ") + text)
         return "".join(out)
 
     def mapping(self, level: int, mapping: dict, compact: bool) -> str:
+        if not self.plain_keys.issuperset(mapping) and not self._plain_keys(mapping):
+            return self._ordered_mapping(level, mapping, compact)
+        out = []
+        brk = self.breaks[level] if level < 16 else "\n" + "  " * level
+        keys, value, scalars = self.keys, self.value, self.scalars
+        inner = level + 1
+        for k, v in mapping.items():
+            entry = keys.get((k, level))
+            if entry is None:
+                entry = keys[(k, level)] = self._key(k, level)
+            value_text = scalars.get((v, inner)) if type(v) is str else None  # most values: a string
+            if value_text is None:
+                value_text = value(inner, v, entry[1])
+            if value_text[:1] == "\n":
+                out.append((brk + entry[0] if not compact or out else entry[0]) + ":" + value_text)
+            else:  # `key: value`, its head made once per key and level
+                out.append((entry[2] if not compact or out else entry[3]) + value_text)
+        return "".join(out)
+
+    def _plain_keys(self, mapping: dict) -> bool:
+        """True (and remembered) when every key is a string that is no array index."""
+        for k in mapping:
+            if type(k) is not str or k[:1] in _INDEX_FIRST and _is_index_key(k):
+                return False
+        self.plain_keys.update(mapping)
+        return True
+
+    def _key(self, k: str, level: int) -> tuple[str, bool, str, str]:
+        """How key ``k`` of a mapping at ``level`` is written (``? key\n`` form for a long one): the
+        text, whether it is explicit, and the heads of ``key: value`` after a line break or not."""
+        key_text = self.string(k, level + 1, key=True)
+        brk = "\n" + "  " * level
+        explicit = utf16_len(key_text) > _LONG_KEY
+        if explicit:
+            key_text = ("?" if key_text.startswith("\n") else "? ") + key_text + brk
+        return key_text, explicit, brk + key_text + ": ", key_text + ": "
+
+    def _ordered_mapping(self, level: int, mapping: dict, compact: bool) -> str:
+        """A mapping with array-index keys (JavaScript lists them first) or non-string keys."""
         out = []
         for k in js_key_order(list(mapping)):
             pair = "\n" + "  " * level if not compact or out else ""
-            key_text = self.node(level + 1, str(k), compact=True, key=True)
+            key_text = self.general(level + 1, str(k), compact=True, key=True)
             explicit = utf16_len(key_text) > _LONG_KEY
             if explicit:
                 pair += ("?" if key_text.startswith("\n") else "? ") + key_text + "\n" + "  " * level
@@ -154,3 +251,10 @@ def dump_metadata(fields: dict) -> str:
 def dump_rows(rows: list) -> str:
     """A list of rows; an empty list is ``[]``."""
     return dump(list(rows))
+
+
+def rows_dumper():
+    """``dump_rows`` for many lists (a dump's provenance groups): one writer, so the text of each
+    distinct key and scalar is worked out once for all of them."""
+    writer = _Writer()
+    return lambda rows: writer.node(0, list(rows), compact=True) + "\n"

@@ -4,12 +4,13 @@ dialect builds values from these events (dialect.py); yamlpos.py takes spans fro
 from __future__ import annotations
 
 import io
-import re
 
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scanner import Scanner
+
+from dshctl.core.yaml.blocktokens import flow_query_or_dash
 
 try:  # ruamel's C accelerator (libyaml); optional
     from ruamel.yaml.cyaml import CParser as _CParser
@@ -61,8 +62,6 @@ class _JsYamlFlowScanner(Scanner):
 
 
 _END_OR_SPACE = " \t\r\n\0\x85\u2028\u2029"
-# Text where libyaml may read a flow `?`/`-` differently from js-yaml: leave it to the scanner above.
-_FLOW_QUERY_OR_DASH = re.compile(r"(?:^|[\[{,\s])\?[^\s?]|-[,\]}]")
 
 
 def pure_events(text: str):
@@ -74,7 +73,7 @@ def pure_events(text: str):
 
 def _c_parser_agrees(text: str) -> bool:
     """False when libyaml could read ``text`` differently from js-yaml (see _JsYamlFlowScanner)."""
-    return _CParser is not None and not _FLOW_QUERY_OR_DASH.search(text)
+    return _CParser is not None and not flow_query_or_dash(text)  # then the scanner above reads it
 
 
 def event_source(text: str):

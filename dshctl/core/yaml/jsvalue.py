@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from decimal import Decimal
 from typing import Any
 
 from dshctl.core.yaml.nodes import JsExpr
@@ -98,10 +97,11 @@ def number_text(value: float | int) -> str:
 
 def _shortest_digits(f: float) -> tuple[str, int]:
     """(significant digits without trailing zeros, exponent) with ``f == int(digits) * 10**exponent``."""
-    _, digit_tuple, exponent = Decimal(repr(f)).as_tuple()
-    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    mantissa, _, power = repr(f).partition("e")  # repr: the shortest digits that round-trip
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
     stripped = digits.rstrip("0")
-    return stripped, exponent + len(digits) - len(stripped)
+    return stripped, (int(power) if power else 0) - len(fraction) + len(digits) - len(stripped)
 
 
 def has_index_key(mapping: dict) -> bool:

@@ -6,14 +6,18 @@ dsh prints for it, a hint, and js-yaml's value as the node model.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dshctl.core.yaml import jsyaml
 from dshctl.core.yaml.nodes import JsExpr, YList, YMap
 from dshctl.errors import Loc, ParseError
 
+if TYPE_CHECKING:
+    from dshctl.core.yaml import jsyaml
+
 
 def schema_for(js: bool) -> jsyaml.Schema:
+    from dshctl.core.yaml import jsyaml
+
     return jsyaml.ENTRY_LIST if js else jsyaml.JSON
 
 
