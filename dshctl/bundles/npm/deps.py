@@ -51,7 +51,15 @@ class NpmContext:
     @property
     def registry(self) -> Registry:
         if self._registry is None:
-            self._registry = Registry(npmconfig.load(self.profile_dir, self.home))
+            from dshctl.bundles.npm.cache import PackumentCache
+
+            config = npmconfig.load(self.profile_dir, self.home)
+            # --offline: the cache alone; update re-resolves ranges, so it always revalidates;
+            # otherwise npm's prefer-offline/prefer-online settings, else freshness decides.
+            policy = "offline" if self.offline else "prefer-online" if self.refresh \
+                else config.cache_policy
+            self._registry = Registry(config, cache=PackumentCache(self.store.root / "packuments"),
+                                      policy=policy)
         return self._registry
 
     def close(self) -> None:
@@ -71,12 +79,10 @@ def has_dependencies(manifest: dict) -> bool:
 def resolve_bundle(ctx: NpmContext, bundle: str, manifest: dict) -> NpmDeps:
     if not has_dependencies(manifest):
         return NpmDeps(bundle, {})
-    if ctx.offline:
-        raise DshctlError(f"offline: the npm dependencies of {bundle} are not in the lock file",
-                          hint="run once without --offline to resolve them")
     ctx._say(f"resolving npm dependencies of {bundle}")
     resolver = Resolver(ctx.registry, bundle, git_source=_git_source(ctx) if ctx.git_store else None)
     result = resolver.resolve(manifest)
+    ctx.registry.save_cache(ctx.store.faults.before_write)
     packages = {}
     for node in result.nodes:
         dist = node.manifest.get("dist") or {}

@@ -270,6 +270,8 @@ def _quietly(fn, *args):
 
 def _hint(exc: Exception) -> str:
     text = str(exc)
+    if text.startswith("offline:"):
+        return "run once without --offline to fetch it"
     if "401" in text or "403" in text:
         return "set //<registry host>/:_authToken in .npmrc (profile, $DSH_HOME or ~)"
     if "404" in text:
