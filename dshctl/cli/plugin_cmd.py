@@ -5,7 +5,6 @@ type it) and after it. Heavy modules are imported inside the commands.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -16,7 +15,9 @@ from typing_extensions import Annotated
 
 from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, command_group, effective
 
-RESTART_NOTE = "note: a running host picks up bundle changes only on restart"
+from dshctl.cli.plugin_output import print_table
+from dshctl.cli.plugin_output import progress as _progress
+from dshctl.cli.plugin_output import summary as _summary
 
 OfflineOpt = Annotated[bool, typer.Option(
     "--offline", help="Use only the store and remembered resolutions; no network.")]
@@ -64,78 +65,11 @@ def register(app: typer.Typer) -> None:
 # -- shared output ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _progress():
-    """The phase on stderr: a live status line on a terminal, one plain line per phase when piped
-    (download counts at most every few seconds). Ctrl-C says what was rolled back."""
-    import time
-
-    from dshctl.cli.common import err_console
-
-    con = err_console()
-    try:
-        if not con.is_terminal:
-            last = {"phase": None, "at": 0.0}
-
-            def line(message: str) -> None:
-                phase = "".join(ch for ch in message if not ch.isdigit())
-                now = time.monotonic()
-                if phase != last["phase"] or now - last["at"] > 3:
-                    sys.stderr.write(message + "\n")
-                    sys.stderr.flush()
-                    last.update(phase=phase, at=now)
-            yield line
-            return
-        with con.status("resolving…") as status:
-            yield lambda message: status.update(message)
-    except KeyboardInterrupt:
-        sys.stderr.write("dshctl: interrupted: every change this run made to the profile was "
-                         "rolled back (the store keeps only complete, checked packages)\n")
-        raise
-
-
 def _installer(ctx, home, profile, **flags):
     from dshctl.bundles.install import Installer, Options
 
     st = effective(ctx, home, profile)
     return st, Installer(st.home, st.profile, Options(cwd=Path(os.getcwd()), **flags))
-
-
-def _summary(outcome, fmt: str, preview: dict | None = None) -> None:
-    from dshctl.cli.common import console, print_json
-
-    if fmt == "json":
-        data = outcome.to_dict()
-        if preview is not None:
-            data["preview"] = preview
-        print_json(data)
-        return
-    for warning in outcome.warnings:
-        sys.stderr.write(warning + "\n")
-    for note in outcome.notes:
-        sys.stderr.write(f"note: {note}\n")
-    if outcome.scripts:
-        sys.stderr.write("note: install scripts were not run (dshctl runs no package code):\n")
-        for line in outcome.scripts:
-            sys.stderr.write(f"  {line}\n")
-    if outcome.initialized and not outcome.dry_run:
-        sys.stdout.write(f"initialized profile {outcome.profile} at {outcome.directory}\n")
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-    for column in ("name", "version", "commit", "layer", "npm deps", "action"):
-        table.add_column(column)
-    for c in outcome.changes:
-        layer = str(c.position) if c.position else ("plain" if not c.bundle else "-")
-        action = c.action + (" (forced)" if c.forced else "")
-        table.add_row(c.name, c.version or "-", (c.commit or c.old_commit or "-")[:12], layer,
-                      str(c.npm_packages), action)
-    con = console()
-    con.print(table)
-    if outcome.dry_run:
-        con.print("dry run: nothing was written")
-    elif outcome.changed:
-        con.print(RESTART_NOTE)
 
 
 def _print_preview(preview: dict) -> None:
@@ -252,7 +186,7 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
     Example: dshctl plugin list --format json
     """
     from dshctl.bundles.query import list_packages
-    from dshctl.cli.common import check_format, console, print_json
+    from dshctl.cli.common import check_format, print_json
 
     check_format(fmt)
     st = effective(ctx, home, profile)
@@ -260,17 +194,13 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
     if fmt == "json":
         print_json({"profile": st.profile, "packages": [r.to_dict() for r in rows]})
         return
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("layer", "name", "version", "commit", "source"):
-        table.add_column(column)
+    out = []
     for r in rows:
         layer = str(r.position) if r.position else "plain"
         source = "template" if r.template else (r.source or r.spec or "-")
         state = "" if r.installed or r.template else " (not installed)"
-        table.add_row(layer, r.name + state, r.version or "-", (r.commit or "-")[:12], source)
-    console().print(table)
+        out.append([layer, r.name + state, r.version or "-", (r.commit or "-")[:12], source])
+    print_table(["layer", "name", "version", "commit", "source"], out)
 
 
 def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package name.")],
