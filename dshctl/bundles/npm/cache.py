@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from dshctl.bundles.store import write_unsynced
 
 POLICIES = ("default", "prefer-online", "prefer-offline", "offline")
 _MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
@@ -115,6 +116,4 @@ class PackumentCache:
                 "noCache": entry.no_cache, "age": entry.age, "storedAt": entry.stored_at,
                 "body": entry.body}
         self.root.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, separators=(",", ":")), "utf-8")
-        os.replace(tmp, path)
+        write_unsynced(path, json.dumps(data, separators=(",", ":")).encode())

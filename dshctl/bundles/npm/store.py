@@ -11,7 +11,6 @@ and inspected there; only a package that passed every check is renamed into the 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from dshctl.bundles.npm import integrity as sri
 from dshctl.bundles.npm.extract import extract
 from dshctl.bundles.npm.registry import FetchFailed, Registry
 from dshctl.bundles.npm.scripts import install_scripts
+from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
 from dshctl.bundles.transaction import Faults
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
@@ -133,7 +133,7 @@ class NpmStore:
         for sub in ("tarballs", "trees"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.faults.before_write(f"store tarball {want.name}")
-        _write(self.root / "tarballs" / f"{key}.tgz", data)
+        write_unsynced(self.root / "tarballs" / f"{key}.tgz", data)
         final = self.root / "trees" / key
         if final.exists():  # an interrupted earlier run left a tree without metadata
             shutil.rmtree(final)
@@ -142,22 +142,13 @@ class NpmStore:
         meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
                 "scripts": scripts}
         self.faults.before_write(f"store metadata {want.name}")
-        _write(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
+        write_unsynced(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
         return StoredTree(final, scripts)
 
     def clean_scratch(self) -> None:
         """Remove scratch left by killed runs; call under the store lock."""
         for stale in (self.root / "tmp").glob("npm-*"):
             shutil.rmtree(stale, ignore_errors=True)
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Temp file + rename: a killed run leaves the old state or the new one, never a torn file.
-    Not fsynced (one fsync per package made installs I/O-bound): the store is a cache of
-    integrity-checked content, and the profile's own writes stay fsynced by the transaction."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _public(url: str) -> str:
