@@ -61,7 +61,7 @@ def _asks_only_for_version(args: list[str]) -> bool:
 
 
 def _print_error(err, argv: list[str]) -> None:
-    from dshctl.cli.common import given_options, repeat_options
+    from dshctl.cli.shared import given_options, repeat_options
 
     given = given_options(argv)
     sys.stderr.write(f"dshctl: error: {repeat_options(str(err), given)}\n")
@@ -99,26 +99,21 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(args: list[str]) -> int:
     debug = "--debug" in args
-    import click
-
-    import dshctl.cli.common as common
+    import dshctl.cli.shared as shared
     from dshctl.cli.failures import check_argv, never_unencodable, os_error
-    from dshctl.errors import EXIT_FINDINGS, EXIT_USAGE, DshctlError
-    from dshctl.terminal import color_enabled
+    from dshctl.errors import EXIT_FINDINGS, DshctlError
 
-    common.ARGV[:] = args
+    shared.ARGV[:] = args
     never_unencodable()
-    # Help is rich on a terminal and click's plain text when piped or under NO_COLOR (docs/cli.md);
-    # the plain path never imports rich, which keeps `dshctl --help | less` within its budget.
-    app = build_app(rich_help=color_enabled(sys.stdout))
-    if os.environ.get(COMPLETE_VAR):
-        from dshctl.cli.completion_cmd import answer_completion_request
-
-        if answer_completion_request(app):  # the completion script calling back
-            return 0
     try:
         check_argv(args)
-        code = app(args=args, prog_name="dshctl", standalone_mode=False)
+        code = None
+        if not os.environ.get(COMPLETE_VAR):
+            from dshctl.cli.fastpath import run_fast
+
+            code = run_fast(args)  # a hot command without typer's start-up, else None
+        if code is None:
+            code = _run_typer(args)
     except DshctlError as err:
         if debug:
             import traceback
@@ -126,17 +121,6 @@ def _run(args: list[str]) -> int:
             traceback.print_exc()
         _print_error(err, args)
         code = err.exit_code
-    except click.exceptions.UsageError as err:
-        if type(err).__name__ == "NoArgsIsHelpError" and err.ctx is not None:
-            sys.stdout.write(err.ctx.get_help() + "\n")  # `dshctl` or `dshctl profile` alone: the help
-        else:
-            _print_usage_error(err)
-        code = EXIT_USAGE
-    except click.exceptions.Abort:
-        sys.stderr.write("dshctl: aborted\n")
-        code = 130
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
@@ -154,3 +138,33 @@ def _run(args: list[str]) -> int:
     if cache is not None:  # --no-cache holds for one invocation (main may be called in-process)
         cache.set_enabled(True)
     return code if isinstance(code, int) else 0
+
+
+def _run_typer(args: list[str]):
+    """The command through typer and click; click's own outcomes mapped to dshctl's exit codes."""
+    import click
+
+    from dshctl.errors import EXIT_USAGE
+    from dshctl.terminal import color_enabled
+
+    # Help is rich on a terminal and click's plain text when piped or under NO_COLOR (docs/cli.md);
+    # the plain path never imports rich, which keeps `dshctl --help | less` within its budget.
+    app = build_app(rich_help=color_enabled(sys.stdout))
+    if os.environ.get(COMPLETE_VAR):
+        from dshctl.cli.completion_cmd import answer_completion_request
+
+        if answer_completion_request(app):  # the completion script calling back
+            return 0
+    try:
+        return app(args=args, prog_name="dshctl", standalone_mode=False)
+    except click.exceptions.UsageError as err:
+        if type(err).__name__ == "NoArgsIsHelpError" and err.ctx is not None:
+            sys.stdout.write(err.ctx.get_help() + "\n")  # `dshctl` or `dshctl profile` alone: the help
+        else:
+            _print_usage_error(err)
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        sys.stderr.write("dshctl: aborted\n")
+        return 130
+    except click.exceptions.Exit as exc:
+        return exc.exit_code

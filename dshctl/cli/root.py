@@ -9,7 +9,8 @@ import typer.core
 from typing_extensions import Annotated
 
 from dshctl import __version__
-from dshctl.cli.common import State, checked_home, complete_profiles
+from dshctl.cli.common import complete_profiles
+from dshctl.cli.shared import root_state
 from dshctl.cli.lazy_group import CommandTable, LazyCommandGroup
 
 _RICH_INSTALLED = typer.core.HAS_RICH
@@ -85,7 +86,4 @@ def root(
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Neither read nor write dshctl's caches ($XDG_CACHE_HOME/dshctl).")] = False,
 ) -> None:
-    from dshctl.core.cache.disk import set_enabled
-
-    set_enabled(not no_cache)
-    ctx.obj = State(home=checked_home(home), profile=profile, debug=debug)
+    ctx.obj = root_state(home=home, profile=profile, debug=debug, no_cache=no_cache)
