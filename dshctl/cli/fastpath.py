@@ -23,6 +23,7 @@ from typing import Any, Optional
 # command words → "module:function" of its typer-free body
 FAST: dict[tuple[str, ...], str] = {
     ("lint",): "dshctl.cli.lint_run:run",
+    ("plugin", "add"): "dshctl.cli.plugin_run:add",
 }
 
 _STATE_PARAMS = ("home", "profile")  # folded into the State the body receives, as effective() does

@@ -1,20 +1,19 @@
 """`dshctl plugin`: install bundles from git sources into a profile (docs/bundles.md).
 
 ``--home``/``--profile`` work before the verb (``dshctl plugin --profile web add …``, as dsh users
-type it) and after it. Heavy modules are imported inside the commands.
+type it) and after it. Heavy modules are imported inside the commands. ``add`` runs on the fast path
+(cli/fastpath.py): its body is cli/plugin_run.py.
 """
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 from typing_extensions import Annotated
 
+from dshctl.cli import plugin_run
 from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, command_group, effective
-
 from dshctl.cli.plugin_output import print_table
 from dshctl.cli.plugin_output import progress as _progress
 from dshctl.cli.plugin_output import summary as _summary
@@ -36,20 +35,6 @@ MaxFileOpt = Annotated[float, typer.Option(
     "--max-file-mb", min=0.001, max=1_000_000, help="Refuse a package holding a larger file.")]
 
 
-def _limits(max_package_mb: float, max_files: int, max_file_mb: float):
-    import math
-
-    from dshctl.bundles.limits import MB, Limits
-    from dshctl.errors import UsageError
-
-    for flag, value in (("--max-package-mb", max_package_mb), ("--max-file-mb", max_file_mb)):
-        if not math.isfinite(value):   # nan slips through a range check: no comparison holds
-            raise UsageError(f"{flag} takes a number of megabytes, not {value}",
-                             hint=f"for example {flag} 512")
-    return Limits(total_bytes=int(max_package_mb * MB), files=max_files,
-                  file_bytes=int(max_file_mb * MB))
-
-
 def register(app: typer.Typer) -> None:
     group = command_group("Install bundles from git sources into a profile.")
     group.command("add")(add)
@@ -66,10 +51,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _installer(ctx, home, profile, **flags):
-    from dshctl.bundles.install import Installer, Options
-
     st = effective(ctx, home, profile)
-    return st, Installer(st.home, st.profile, Options(cwd=Path(os.getcwd()), **flags))
+    return st, plugin_run.installer(st, **flags)
 
 
 def _print_preview(preview: dict) -> None:
@@ -102,16 +85,10 @@ def add(ctx: typer.Context,
 
     Example: dshctl plugin --profile web add github:owner/dsh-hello#v1.2.0
     """
-    from dshctl.cli.common import check_format
-
-    check_format(fmt)
-    _st, installer = _installer(ctx, home, profile, offline=offline, dry_run=dry_run, force=force,
-                                allow_plain=allow_plain,
-                                limits=_limits(max_package_mb, max_files, max_file_mb))
-    with _progress() as progress:
-        installer.opts.progress = progress
-        outcome = installer.add(list(specs))
-    _summary(outcome, fmt)
+    raise typer.Exit(plugin_run.add(
+        effective(ctx, home, profile), specs=specs, offline=offline, dry_run=dry_run, force=force,
+        allow_plain=allow_plain, fmt=fmt, max_package_mb=max_package_mb, max_files=max_files,
+        max_file_mb=max_file_mb))
 
 
 def remove(ctx: typer.Context,
@@ -145,7 +122,7 @@ def update(ctx: typer.Context,
 
     check_format(fmt)
     st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force,
-                               limits=_limits(max_package_mb, max_files, max_file_mb))
+                               limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         planned = installer.update(list(names or []))
@@ -172,7 +149,7 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
     check_format(fmt)
     _st, installer = _installer(ctx, home, profile, offline=offline,
-                                limits=_limits(max_package_mb, max_files, max_file_mb))
+                                limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         outcome = installer.install()

@@ -35,7 +35,7 @@ def progress():
                     last.update(phase=phase, at=now)
             yield line
             return
-        from dshctl.cli.common import err_console
+        from dshctl.cli.shared import err_console
 
         with err_console().status("resolving…") as status:
             yield lambda message: status.update(message)
@@ -54,7 +54,7 @@ def print_table(columns: list[str], rows: list[list[str]]) -> None:
             return
     from rich.table import Table
 
-    from dshctl.cli.common import console
+    from dshctl.cli.shared import console
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for column in columns:
@@ -66,7 +66,7 @@ def print_table(columns: list[str], rows: list[list[str]]) -> None:
 
 def summary(outcome, fmt: str, preview: dict | None = None) -> None:
     if fmt == "json":
-        from dshctl.cli.common import print_json
+        from dshctl.cli.shared import print_json
 
         data = outcome.to_dict()
         if preview is not None:
@@ -99,7 +99,7 @@ def summary(outcome, fmt: str, preview: dict | None = None) -> None:
 def _line(text: str) -> None:
     """One line as console().print writes plain text (no markup in these fixed lines)."""
     if color_enabled(sys.stdout):
-        from dshctl.cli.common import console
+        from dshctl.cli.shared import console
 
         console().print(text)
     else:
