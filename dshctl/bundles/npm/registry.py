@@ -165,14 +165,32 @@ class Registry:
         finally:
             event.set()
 
+    def cached(self, name: str) -> dict | None:
+        """The packument when the cache may answer for it without a request (by the policy),
+        else None; the resolver asks this first, so a fully cached run starts no thread."""
+        with self._lock:
+            if name in self._packuments:
+                return self._packuments[name]
+        entry = self._usable_entry(packument_url(self.config.registry_for(name), name))
+        if entry is None or not entry[1]:
+            return None
+        with self._lock:
+            return self._packuments.setdefault(name, entry[0].body)
+
+    def _usable_entry(self, url: str) -> tuple[Entry, bool] | None:
+        """(cache entry, whether it answers without a request), or None when there is none."""
+        cached = self.cache.get(url, ACCEPT) if self.cache else None
+        if cached is None or not _valid(cached.body):
+            return None  # missing or damaged: fetched again
+        return cached, self.policy in ("offline", "prefer-offline") or \
+            self.policy == "default" and cached.fresh()
+
     def _fetch_packument(self, name: str) -> dict:
         """Through the HTTP cache, by the policy (cache.py)."""
         url = packument_url(self.config.registry_for(name), name)
-        cached = self.cache.get(url, ACCEPT) if self.cache else None
-        if cached is not None and not _valid(cached.body):
-            cached = None  # a damaged entry: fetched again
-        if cached is not None and (self.policy in ("offline", "prefer-offline") or
-                                   self.policy == "default" and cached.fresh()):
+        usable = self._usable_entry(url)
+        cached = usable[0] if usable else None
+        if usable and usable[1]:
             return cached.body
         if self.policy == "offline":
             raise FetchFailed("offline: its packument is not in the store's cache")

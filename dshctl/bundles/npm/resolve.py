@@ -133,7 +133,8 @@ class Resolver:
 
     def _prefetch(self, manifest: dict) -> None:
         for name, spec, _ in _edges(manifest):
-            if is_registry_spec(spec) and not is_git_spec(spec):
+            if is_registry_spec(spec) and not is_git_spec(spec) and \
+                    self.registry.cached(name) is None:  # a cached one needs no thread
                 self._pool.submit(_quietly, self.registry.packument, name)
 
     def resolve(self, root_manifest: dict) -> Resolution:
