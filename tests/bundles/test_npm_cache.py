@@ -178,3 +178,18 @@ def test_the_cli_imports_httpx_without_its_command_line_and_not_at_all_when_all_
     assert not any(m.startswith(("pygments", "rich.syntax")) for m in cold)
     warm = _cli_imports(home, src.url, "other")
     assert not any(m.startswith(("httpx", "httpcore")) for m in warm)  # nothing needed the network
+
+
+def test_a_tarball_fetched_during_resolution_fails_with_the_usual_message(home, repos, npm_env):
+    """Tarballs start downloading as the resolver places their packages; a failure there is
+    reported by the normal path, with the package and the bundle, and nothing is placed."""
+    npm_env.add("tarball-gone", "1.0.0")
+    npm_env.tarballs.pop("/-/tarballs/tarball-gone/tarball-gone-1.0.0.tgz")
+    src = npm_bundle(repos, "dsh-tgone", {"tarball-gone": "^1.0.0", "lib-c": "^1.0.0"})
+    with pytest.raises(DshctlError) as err:
+        add(home, src.url)
+    assert err.value.message.startswith("tarball-gone@1.0.0 needed by dsh-tgone: tarball ")
+    assert "HTTP 404" in err.value.message
+    assert not (home / "profiles/web").exists()
+    stored = [json.loads(p.read_text())["name"] for p in home.glob(".dshctl/store/npm/trees/*.json")]
+    assert "tarball-gone" not in stored

@@ -123,9 +123,11 @@ class Resolution:
 
 class Resolver:
     def __init__(self, registry: Registry, bundle: str, *, workers: int = 8,
-                 git_source: Callable[[str, str], dict] | None = None):
+                 git_source: Callable[[str, str], dict] | None = None,
+                 on_place: Callable[["Node"], None] | None = None):
         self.registry = registry
         self.bundle = bundle
+        self.on_place = on_place  # told of each placed package (deps.py starts its download)
         self.git_source = git_source  # (name, spec) -> manifest with "_git", via the git store
         self.notes: list[str] = []
         self.warnings: list[str] = []
@@ -186,6 +188,8 @@ class Resolver:
             child.edges_in.append((node, spec))
             target.children[name] = child
             self._prefetch(manifest)
+            if self.on_place is not None:
+                self.on_place(child)
             placed.append(child)
         return placed
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -51,6 +51,25 @@ class NpmStore:
         self.lock_path = home / ".dshctl" / "store" / "store.lock"
         self.faults = faults or Faults()
         self.limits = limits or Limits()
+        self._early: dict[str, Future] = {}  # integrity -> download started during resolution
+        self._early_pool: ThreadPoolExecutor | None = None
+
+    def download_early(self, registry: Registry, want: Wanted) -> None:
+        """Start downloading a package the resolver just placed, so the network overlaps the
+        resolution (as pnpm does). Bytes only, in memory: nothing reaches the disk before
+        ``ensure_all`` checks and unpacks them under the store lock; a failure is reported there,
+        by the normal path, with the package's context."""
+        if want.integrity in self._early or self.get(want) is not None:
+            return
+        if self._early_pool is None:
+            self._early_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="early")
+        self._early[want.integrity] = self._early_pool.submit(registry.tarball, want.resolved)
+
+    def close(self) -> None:
+        if self._early_pool is not None:
+            self._early_pool.shutdown(wait=True, cancel_futures=True)
+            self._early_pool = None
+        self._early.clear()
 
     def _key(self, want: Wanted) -> str:
         try:
@@ -115,8 +134,16 @@ class NpmStore:
     def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[bytes, dict]:
         """Download, check the integrity, extract into scratch ``dest``: nothing in the store."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
+        early = self._early.pop(want.integrity, None)
         try:
-            data = registry.tarball(want.resolved, sink)
+            data = early.result() if early is not None else None
+        except Exception:  # noqa: BLE001 - asked again below, where a failure gets its message
+            data = None
+        try:
+            if data is None:
+                data = registry.tarball(want.resolved, sink)
+            elif sink:
+                sink(len(data))
         except FetchFailed as exc:
             raise DshctlError(f"{what}: tarball {_public(want.resolved)}: {exc}",
                               hint="try again later, or check the registry settings") from None
