@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -53,6 +52,8 @@ class Git:
 
     def run(self, args: list[str], *, cwd: Path | None = None, what: str, stdout=None) -> bytes:
         """Run git; its output is returned, or streamed into the open file ``stdout``."""
+        import subprocess  # here: a warm run starts no git process and needs no subprocess
+
         try:
             proc = subprocess.run(["git", *_SAFE_CONFIG, *args], cwd=cwd, env=self.env(),
                                   stdin=subprocess.DEVNULL, stdout=stdout or subprocess.PIPE,

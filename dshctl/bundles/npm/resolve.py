@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -131,7 +130,17 @@ class Resolver:
         self.git_source = git_source  # (name, spec) -> manifest with "_git", via the git store
         self.notes: list[str] = []
         self.warnings: list[str] = []
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="packument")
+        self._workers = workers
+        self._executor = None  # made on the first request: a fully cached run needs no thread
+
+    @property
+    def _pool(self):
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=self._workers,
+                                                thread_name_prefix="packument")
+        return self._executor
 
     def _prefetch(self, manifest: dict) -> None:
         for name, spec, _ in _edges(manifest):
@@ -143,7 +152,8 @@ class Resolver:
         try:
             return self._resolve(root_manifest)
         finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            if self._executor is not None:
+                self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _resolve(self, root_manifest: dict) -> Resolution:
         root = Node(self.bundle, str(root_manifest.get("version") or "0.0.0"), root_manifest, None)

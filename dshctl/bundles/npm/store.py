@@ -13,14 +13,12 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from dshctl.bundles.limits import Limits
 from dshctl.bundles.npm import integrity as sri
-from dshctl.bundles.npm.extract import extract
 from dshctl.bundles.npm.registry import FetchFailed, Registry
 from dshctl.bundles.npm.scripts import install_scripts
 from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
@@ -51,8 +49,8 @@ class NpmStore:
         self.lock_path = home / ".dshctl" / "store" / "store.lock"
         self.faults = faults or Faults()
         self.limits = limits or Limits()
-        self._early: dict[str, Future] = {}  # integrity -> download started during resolution
-        self._early_pool: ThreadPoolExecutor | None = None
+        self._early: dict = {}  # integrity -> Future of a download started during resolution
+        self._early_pool = None  # a ThreadPoolExecutor once a download starts
 
     def download_early(self, registry: Registry, want: Wanted) -> None:
         """Start downloading a package the resolver just placed, so the network overlaps the
@@ -62,6 +60,8 @@ class NpmStore:
         if want.integrity in self._early or self.get(want) is not None:
             return
         if self._early_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             self._early_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="early")
         self._early[want.integrity] = self._early_pool.submit(registry.tarball, want.resolved)
 
@@ -117,6 +117,8 @@ class NpmStore:
             try:
                 # Download, check and unpack in threads (network and file creation overlap);
                 # move into the store in order, in this thread (each move is a counted write).
+                from concurrent.futures import ThreadPoolExecutor
+
                 with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
                     jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
                             for i, w in enumerate(missing.values())]
@@ -152,6 +154,8 @@ class NpmStore:
         except (sri.IntegrityError, ValueError) as exc:
             raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
                               "or altered tarball; nothing was installed") from None
+        from dshctl.bundles.npm.extract import extract  # tarfile: only when there is one
+
         extract(data, dest, what=what, limits=self.limits)
         return data, install_scripts(dest)
 
