@@ -189,11 +189,18 @@ def _handler(reg: Registry):
     return Handler
 
 
+class _Listener(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops the SYNs of a client opening more connections at
+    # once (dshctl and pnpm both open 8-16); each drop is a 1 s TCP retransmit. A real registry
+    # listens with a large backlog.
+    request_queue_size = 128
+
+
 class Server:
     """Serves ``registry`` on 127.0.0.1 from a thread until ``close``."""
 
     def __init__(self, registry: Registry):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(registry))
+        self.httpd = _Listener(("127.0.0.1", 0), _handler(registry))
         self.httpd.daemon_threads = True
         registry.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
         self.registry = registry
