@@ -50,6 +50,7 @@ class StoredPackage:
     integrity: str
     files: dict[str, str]
     shallow: bool | None
+    checked_by: str | None = None  # the dshctl version whose package check let the tree in
 
 
 class Store:
@@ -119,11 +120,12 @@ class Store:
             return None
         if not tree.is_dir():
             return None
-        return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"))
+        return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"),
+                             meta.get("checkedBy"))
 
     def ensure(self, spec: GitSpec, commit: str, *, offline: bool,
                progress: Progress | None = None,
-               check: Callable[[Path], None] | None = None) -> StoredPackage:
+               check: Callable[[Path], object] | None = None) -> StoredPackage:
         """The stored tree of ``commit``, fetching it once (under the store lock) when missing.
 
         ``check`` inspects the fetched tree in scratch space before it enters the store (size
@@ -158,8 +160,7 @@ class Store:
                 gitmod.check_commit(self.git, url, commit, repo)  # the object is not a commit
                 raise
             files = file_digests(scratch / "tree")
-            if check:
-                check(scratch / "tree")
+            verdict = check(scratch / "tree") if check else None
             self.packages.mkdir(parents=True, exist_ok=True)
             final = self.packages / commit
             if final.exists():  # an interrupted earlier fetch left a tree without metadata
@@ -168,8 +169,13 @@ class Store:
             (scratch / "tree").rename(final)
             meta = {"url": url, "commit": commit, "integrity": tree_hash(files), "files": files,
                     "shallow": shallow}
+            if isinstance(getattr(verdict, "patch", None), str):  # a bundle whose patch parsed
+                from dshctl import __version__
+
+                meta["checkedBy"] = __version__
             self.faults.before_write(f"store metadata {commit[:12]}")
             write_unsynced(self.packages / f"{commit}.json", (json.dumps(meta, indent=1) + "\n").encode())
-            return StoredPackage(commit, final, meta["integrity"], files, shallow)
+            return StoredPackage(commit, final, meta["integrity"], files, shallow,
+                                 meta.get("checkedBy"))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
