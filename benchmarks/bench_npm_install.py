@@ -132,8 +132,11 @@ def floor(base: Path, url: str, registry: str) -> None:
         ("  the standard library alone", [sys.executable, "-c", importer.replace(
             f"{mods!r}", repr([m for m in mods if m.split('.')[0] in sys.stdlib_module_names]))]),
         ("  ruamel.yaml alone (dshctl's YAML dialect)", [sys.executable, "-c", "import ruamel.yaml"]),
-        ("httpx import + a client (cold only)", [sys.executable, "-c",
-         "import sys; sys.modules['httpx._main'] = None; import httpx; httpx.Client()"]),
+        ("httpx import + a plain-http client, as dshctl makes it (cold)", [sys.executable, "-c",
+         "import sys; sys.modules['httpx._main'] = None; import httpx; "
+         "httpx.Client(verify=False, trust_env=False)"]),
+        ("  http.client instead (the standard library's)", [sys.executable, "-c",
+         "import http.client; http.client.HTTPConnection('127.0.0.1')"]),
     ]
     print("floor (CPU, median of 7):")
     for label, cmd in rows:
