@@ -27,7 +27,7 @@ from pathlib import Path
 from dshctl.bundles.store import write_unsynced
 
 POLICIES = ("default", "prefer-online", "prefer-offline", "offline")
-_MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)", re.I)  # s-maxage: shared caches only
 
 
 @dataclass
