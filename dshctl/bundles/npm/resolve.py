@@ -131,6 +131,7 @@ class Resolver:
         self.notes: list[str] = []
         self.warnings: list[str] = []
         self._workers = workers
+        self._asked: set[str] = set()
         self._executor = None  # made on the first request: a fully cached run needs no thread
 
     @property
@@ -144,8 +145,10 @@ class Resolver:
 
     def _prefetch(self, manifest: dict) -> None:
         for name, spec, _ in _edges(manifest):
-            if is_registry_spec(spec) and not is_git_spec(spec) and \
-                    self.registry.cached(name) is None:  # a cached one needs no thread
+            if name in self._asked or not is_registry_spec(spec) or is_git_spec(spec):
+                continue
+            self._asked.add(name)  # one packument per name: no thread waits on another's request
+            if self.registry.cached(name) is None:  # a cached one needs no thread
                 self._pool.submit(_quietly, self.registry.packument, name)
 
     def resolve(self, root_manifest: dict) -> Resolution:
