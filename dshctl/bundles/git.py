@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -15,7 +14,8 @@ ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 # verify objects on the way in.
 _SAFE_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
                 "-c", "transfer.fsckObjects=true", "-c", "protocol.version=2",
-                "-c", "core.symlinks=true", "-c", "advice.detachedHead=false"]
+                "-c", "core.symlinks=true", "-c", "advice.detachedHead=false",
+                "-c", "maintenance.auto=false", "-c", "gc.auto=0"]  # no background git after a fetch
 TIMEOUT = 300.0
 _KEEP_ENV = ("PATH", "SSH_AUTH_SOCK", "TMPDIR", "LANG", "LC_ALL", "SYSTEMROOT")
 
@@ -52,6 +52,8 @@ class Git:
 
     def run(self, args: list[str], *, cwd: Path | None = None, what: str, stdout=None) -> bytes:
         """Run git; its output is returned, or streamed into the open file ``stdout``."""
+        import subprocess  # here: a warm run starts no git process and needs no subprocess
+
         try:
             proc = subprocess.run(["git", *_SAFE_CONFIG, *args], cwd=cwd, env=self.env(),
                                   stdin=subprocess.DEVNULL, stdout=stdout or subprocess.PIPE,
@@ -105,27 +107,46 @@ def resolve_ref(git: Git, spec: GitSpec) -> str:
                         "unless a branch or tag points at it")
 
 
+def make_bare_repo(repo: Path) -> None:
+    """What ``git init --bare`` writes that fetch needs, without a git process: the scratch
+    repository lives for one fetch, so hooks, description and info/ are left out."""
+    for sub in ("objects", "refs/heads", "refs/tags"):
+        (repo / sub).mkdir(parents=True)
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n"
+                                 "\tbare = true\n")
+
+
 def fetch_commit(git: Git, url: str, commit: str, repo: Path) -> bool:
     """Fetch ``commit`` into the bare repository ``repo``; True when the shallow fetch worked.
 
     A depth-1 fetch of one commit needs a server that allows fetching by object id (protocol v2
     servers do); otherwise all branches and tags are fetched and the commit must be among them.
+    A shallow fetch by id fails unless the object arrived, so only the fallback checks for it
+    here (``export_tree`` peels to a commit; ``check_commit`` names a failure).
     """
-    git.run(["init", "--bare", "--quiet", str(repo)], what="creating a scratch repository")
+    make_bare_repo(repo)
+    # no fsync of the packs: the repository is scratch, deleted once the tree is exported
+    where = ["-c", "core.fsync=none", "--git-dir", str(repo)]
     try:
-        git.run(["fetch", "--quiet", "--no-tags", "--depth=1", "--", url, commit], cwd=repo,
+        git.run([*where, "fetch", "--quiet", "--no-tags", "--depth=1", "--", url, commit],
                 what=f"fetching {commit[:12]} from {url}")
-        shallow = True
+        return True
     except GitError:
-        git.run(["fetch", "--quiet", "--no-tags", "--", url, "+refs/heads/*:refs/remotes/src/*",
-                 "+refs/tags/*:refs/tags/*"], cwd=repo, what=f"fetching {url}")
-        shallow = False
+        git.run([*where, "fetch", "--quiet", "--no-tags", "--", url,
+                 "+refs/heads/*:refs/remotes/src/*", "+refs/tags/*:refs/tags/*"],
+                what=f"fetching {url}")
+    check_commit(git, url, commit, repo)
+    return False
+
+
+def check_commit(git: Git, url: str, commit: str, repo: Path) -> None:
     try:
-        git.run(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, what="checking the commit")
+        git.run(["--git-dir", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
+                what="checking the commit")
     except GitError:
         raise GitError(f"{url} does not contain commit {commit}",
                        hint="the ref may have been force-pushed away; add it again by tag or branch")
-    return shallow
 
 
 def export_tree(git: Git, repo: Path, commit: str, dest: Path) -> None:
@@ -138,7 +159,8 @@ def export_tree(git: Git, repo: Path, commit: str, dest: Path) -> None:
 
     archive = repo / "export.tar"
     with open(archive, "wb") as fh:
-        git.run(["archive", "--format=tar", commit], cwd=repo, what="exporting the tree", stdout=fh)
+        git.run(["--git-dir", str(repo), "archive", "--format=tar", f"{commit}^{{commit}}"],
+                what="exporting the tree", stdout=fh)
     dest.mkdir(parents=True)
     with tarfile.open(archive) as tar:
         members = tar.getmembers()

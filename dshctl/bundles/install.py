@@ -156,10 +156,11 @@ class Installer:
                      remember=[] if exact else list(zip(specs, commits)))
         return outcome
 
-    def _judge(self, prof: _Profile, spec: GitSpec, tree: Path, exact: bool) -> PackageInfo:
+    def _judge(self, prof: _Profile, spec: GitSpec, tree: Path, exact: bool, *,
+               patch_checked: bool = False) -> PackageInfo:
         """Every rule a package must pass; run on the fetched tree before it enters the store."""
         check_tree(tree, self.opts.limits, f"{spec.raw}")
-        info = read_package(tree, source=spec.url)
+        info = read_package(tree, source=spec.url, patch_checked=patch_checked)
         previous = prof.lock.get(info.name)
         if not info.is_bundle and not self.opts.allow_plain and not (exact or previous):
             raise DshctlError(f"{info.name} ({spec.raw}) declares no dsh.bundle in its "
@@ -176,8 +177,10 @@ class Installer:
 
     def _inspect(self, prof: _Profile, specs, stored, exact: bool):
         plans, warnings = [], []
+        from dshctl import __version__
+
         for spec, pkg in zip(specs, stored):
-            info = self._judge(prof, spec, pkg.path, exact)
+            info = self._judge(prof, spec, pkg.path, exact, patch_checked=pkg.checked_by == __version__)
             previous = prof.lock.get(info.name)
             if exact and previous and pkg.integrity != previous.integrity:
                 raise DshctlError(f"the stored tree of {info.name} @ {pkg.commit[:12]} does not "

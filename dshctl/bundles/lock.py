@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dshctl.bundles.specs import is_commit, parse_spec
-from dshctl.core.yaml.dialect import read_text
 from dshctl.errors import DshctlError, Loc
 from dshctl.core.yaml.jsvalue import json_dumps
 
@@ -44,6 +43,8 @@ class LockEntry:
 def read(path: Path) -> dict[str, LockEntry]:
     if not path.exists():
         return {}
+    from dshctl.core.yaml.dialect import read_text
+
     try:
         data = json.loads(read_text(path))
     except ValueError as exc:  # JSONDecodeError, or an integer past Python's 4,300 digits

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
-from dshctl.core.yaml.dialect import load_json, read_text
 from dshctl.core.yaml.nodes import to_plain
 from dshctl.core.compose.profile import HOST_BASE_BUNDLE, new_manifest
 from dshctl.errors import DshctlError, Loc
@@ -27,6 +26,8 @@ def render(manifest: dict) -> str:
 
 def read(path: Path) -> dict:
     """The manifest as plain dicts in file order; errors name the file, line and column."""
+    from dshctl.core.yaml.dialect import load_json, read_text
+
     doc = load_json(read_text(path), path)
     if not isinstance(doc.value, dict):
         raise DshctlError(f"profile manifest {path} must hold a JSON object", loc=Loc(str(path), 1, 1),

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from dshctl.bundles import compat
-from dshctl.core.yaml.dialect import load_json, read_text
-from dshctl.core.yaml.nodes import to_plain
 from dshctl.errors import DshctlError, Loc
 
 PLAIN_WARNING = ("dsh: warning: {name} declares no dsh.bundle — installed as a plain dependency, "
@@ -39,13 +37,25 @@ def _valid_name(name: object) -> bool:
                for p in (parts[-1], parts[0].lstrip("@")))
 
 
-def read_package(root: Path, *, source: str) -> PackageInfo:
-    """Read and validate ``root/package.json``; refuse what dshctl cannot install safely."""
+def read_package(root: Path, *, source: str, patch_checked: bool = False) -> PackageInfo:
+    """Read and validate ``root/package.json``; refuse what dshctl cannot install safely.
+
+    ``patch_checked``: this dshctl already parsed the tree's patch file (a stored tree it let in).
+    Then a package.json that plain ``json`` reads as dsh's dialect would, and that passes every
+    rule, is taken without the dialect's loader or the patch parse (ruamel.yaml's import alone is
+    ~20 ms of a warm add); anything else, and every refusal, goes the full way below."""
     path = root / "package.json"
     if path.is_symlink() or not path.is_file():
         raise DshctlError(f"{source} has no package.json at its root", loc=Loc(str(path)),
                           hint="a bundle is a package: it needs a package.json declaring "
                                "dsh.bundle.patch")
+    if patch_checked:
+        quick = _quick_info(root, path)
+        if quick is not None:
+            return quick
+    from dshctl.core.yaml.dialect import load_json, read_text
+    from dshctl.core.yaml.nodes import to_plain
+
     doc = load_json(read_text(path), path)
     data = doc.value
     if not isinstance(data, dict):
@@ -63,6 +73,74 @@ def read_package(root: Path, *, source: str) -> PackageInfo:
     return info
 
 
+class _Decline(Exception):
+    pass
+
+
+def _no_numbers_or_duplicates(*_args):
+    raise _Decline  # numbers follow JavaScript's rules in the dialect: leave them to it
+
+
+def _object(pairs: list) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _Decline  # duplicate keys: the dialect keeps the last one and notes it
+    return dict(pairs)
+
+
+def plain_package_json(path: Path) -> dict | None:
+    """``path`` read by plain ``json`` when that is certain to equal the dialect's reading (no BOM,
+    no escapes, no numbers, no duplicate keys, no ``!!js`` objects), else None."""
+    from dshctl.core.yaml.limits import MAX_FILE_BYTES
+
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8") if len(raw) <= MAX_FILE_BYTES else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text or text.startswith("\ufeff") or "\\" in text or "__jsExpr" in text:
+        return None
+    import json
+
+    try:
+        data = json.loads(text, object_pairs_hook=_object, parse_int=_no_numbers_or_duplicates,
+                          parse_float=_no_numbers_or_duplicates,
+                          parse_constant=_no_numbers_or_duplicates)
+    except (ValueError, _Decline, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _quick_info(root: Path, path: Path) -> PackageInfo | None:
+    """The PackageInfo of an already checked tree when every rule passes on plain data, else None
+    (the caller then reads it the full way, which words any refusal)."""
+    data = plain_package_json(path)
+    if data is None or not _valid_name(data.get("name")):
+        return None
+    dsh = data.get("dsh")
+    bundle = dsh.get("bundle") if isinstance(dsh, dict) else None
+    patch = bundle.get("patch") if isinstance(bundle, dict) else None
+    if bundle is not None and not (isinstance(patch, str) and patch.strip()):
+        return None
+    if isinstance(patch, str) and not _patch_path_ok(root, patch):
+        return None
+    version = data.get("version") if isinstance(data.get("version"), str) else None
+    return PackageInfo(data["name"], version, patch, compat.check(data))
+
+
+def _patch_path_ok(root: Path, patch: str) -> bool:
+    """check_patch_file's path rules, as a yes/no (its parse is what ``patch_checked`` skips)."""
+    rel = PurePosixPath(patch.replace("\\", "/"))
+    if rel.is_absolute() or ".." in rel.parts or os.path.isabs(patch):
+        return False
+    current = root
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            return False
+    return current.is_file()
+
+
 def _bundle_patch(data, path: Path) -> str | None:
     dsh = data.get("dsh")
     bundle = dsh.get("bundle") if isinstance(dsh, dict) else None
@@ -70,7 +148,9 @@ def _bundle_patch(data, path: Path) -> str | None:
         return None
     patch = bundle.get("patch") if isinstance(bundle, dict) else None
     if not isinstance(patch, str) or not patch.strip():
-        loc = bundle.loc_of("patch") if hasattr(bundle, "loc_of") else dsh.loc_of("bundle")
+        # a list has loc_of too, by index: only a mapping has a "patch" key to point at
+        loc = bundle.loc_of("patch") if isinstance(bundle, dict) and "patch" in bundle \
+            else dsh.loc_of("bundle")
         raise DshctlError("dsh.bundle.patch must be a path string", loc=loc,
                           hint='declare e.g. "dsh": {"bundle": {"patch": "cordis.patch.yml"}}')
     return patch

@@ -11,10 +11,15 @@ Layout (docs/bundles.md)::
 
 A tree appears under ``packages/`` only complete (rename of a finished temp dir), and its metadata
 file is written after it, so a tree without metadata is an interrupted fetch and is redone.
+Store writes are temp file + rename without fsync (``write_unsynced``): a kill leaves the old file
+or the new one; the trees themselves are never fsynced, so an fsync of their metadata or of
+``refs.json`` would promise nothing after a power loss (a lost or torn entry is re-fetched or
+re-resolved). The profile's own writes stay fsynced by the transaction.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -25,10 +30,17 @@ from dshctl.bundles import git as gitmod
 from dshctl.bundles.specs import GitSpec, is_commit
 from dshctl.bundles.transaction import Faults
 from dshctl.bundles.tree import file_digests, tree_hash
-from dshctl.core.fsutil import atomic_write, file_lock
+from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
 
 Progress = Callable[[str], None]
+
+
+def write_unsynced(path: Path, data: bytes) -> None:
+    """Temp file + rename: a killed run leaves the old state or the new one, never a torn file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,7 @@ class StoredPackage:
     integrity: str
     files: dict[str, str]
     shallow: bool | None
+    checked_by: str | None = None  # the dshctl version whose package check let the tree in
 
 
 class Store:
@@ -66,7 +79,8 @@ class Store:
                 return
             refs[spec.source_key] = {"commit": commit}
             self.faults.before_write("store refs.json")
-            atomic_write(self.root / "refs.json", json.dumps(refs, indent=2, sort_keys=True) + "\n")
+            write_unsynced(self.root / "refs.json",
+                           (json.dumps(refs, indent=2, sort_keys=True) + "\n").encode())
 
     # -- resolution and fetch -----------------------------------------------------------------
 
@@ -106,11 +120,12 @@ class Store:
             return None
         if not tree.is_dir():
             return None
-        return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"))
+        return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"),
+                             meta.get("checkedBy"))
 
     def ensure(self, spec: GitSpec, commit: str, *, offline: bool,
                progress: Progress | None = None,
-               check: Callable[[Path], None] | None = None) -> StoredPackage:
+               check: Callable[[Path], object] | None = None) -> StoredPackage:
         """The stored tree of ``commit``, fetching it once (under the store lock) when missing.
 
         ``check`` inspects the fetched tree in scratch space before it enters the store (size
@@ -137,11 +152,15 @@ class Store:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=self.root / "tmp"))
         try:
-            shallow = gitmod.fetch_commit(self.git, url, commit, scratch / "repo.git")
-            gitmod.export_tree(self.git, scratch / "repo.git", commit, scratch / "tree")
+            repo = scratch / "repo.git"
+            shallow = gitmod.fetch_commit(self.git, url, commit, repo)
+            try:
+                gitmod.export_tree(self.git, repo, commit, scratch / "tree")
+            except gitmod.GitError:
+                gitmod.check_commit(self.git, url, commit, repo)  # the object is not a commit
+                raise
             files = file_digests(scratch / "tree")
-            if check:
-                check(scratch / "tree")
+            verdict = check(scratch / "tree") if check else None
             self.packages.mkdir(parents=True, exist_ok=True)
             final = self.packages / commit
             if final.exists():  # an interrupted earlier fetch left a tree without metadata
@@ -150,8 +169,13 @@ class Store:
             (scratch / "tree").rename(final)
             meta = {"url": url, "commit": commit, "integrity": tree_hash(files), "files": files,
                     "shallow": shallow}
+            if isinstance(getattr(verdict, "patch", None), str):  # a bundle whose patch parsed
+                from dshctl import __version__
+
+                meta["checkedBy"] = __version__
             self.faults.before_write(f"store metadata {commit[:12]}")
-            atomic_write(self.packages / f"{commit}.json", json.dumps(meta, indent=1) + "\n")
-            return StoredPackage(commit, final, meta["integrity"], files, shallow)
+            write_unsynced(self.packages / f"{commit}.json", (json.dumps(meta, indent=1) + "\n").encode())
+            return StoredPackage(commit, final, meta["integrity"], files, shallow,
+                                 meta.get("checkedBy"))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

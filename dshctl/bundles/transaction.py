@@ -86,7 +86,8 @@ class Transaction:
             tmp = self.home / ".dshctl" / "tmp"
             tmp.mkdir(parents=True, exist_ok=True)
             self._stage = Path(tempfile.mkdtemp(prefix="tx-", dir=tmp))
-            self._append({"profile": str(self.dir)})
+            # not fsynced: nothing is written yet, and the first entry's fsync covers it
+            self._append({"profile": str(self.dir)}, sync=False)
         return self._stage
 
     @contextlib.contextmanager
@@ -106,16 +107,17 @@ class Transaction:
         while self._undo:
             _undo_one(self._undo.pop())
 
-    def _append(self, entry: dict) -> None:
+    def _append(self, *entries: dict, sync: bool = True) -> None:
         with open(self.stage / JOURNAL, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
+            fh.write("".join(json.dumps(entry) + "\n" for entry in entries))
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
 
-    def _log(self, entry: dict) -> None:
-        """Record how to undo the write about to happen (before it happens)."""
-        self._append(entry)
-        self._undo.append(entry)
+    def _log(self, *entries: dict) -> None:
+        """Record how to undo the writes about to happen (before they happen): one fsync."""
+        self._append(*entries)
+        self._undo.extend(entries)
 
     # -- changes, each with its inverse ------------------------------------------------------
 
@@ -135,13 +137,19 @@ class Transaction:
         while p != shared and not p.exists():
             missing.append(p)
             p = p.parent
-        for d in reversed(missing):
-            self.faults.before_write(f"mkdir {d}")
-            self._log({"op": "rmdir", "path": str(d)})
+        if not missing:
+            return
+        # One journal fsync for all of them; an entry for a directory never made is harmless.
+        entries = [{"op": "rmdir", "path": str(d)} for d in reversed(missing)]
+        self.faults.before_write(f"mkdir {missing[-1]}")
+        self._log(*entries)
+        for i, (d, entry) in enumerate(zip(reversed(missing), entries)):
+            if i:
+                self.faults.before_write(f"mkdir {d}")
             try:
                 d.mkdir()
             except FileExistsError:
-                self._undo.pop()  # made by someone else meanwhile: not ours to remove
+                self._undo.remove(entry)  # made by someone else meanwhile: not ours to remove
 
     def stage_copy(self, src: Path, key: str) -> Path:
         dest = self.stage / "new" / key

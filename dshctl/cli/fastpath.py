@@ -25,6 +25,7 @@ FAST: dict[tuple[str, ...], str] = {
     ("lint",): "dshctl.cli.lint_run:run",
     ("preset", "list"): "dshctl.cli.preset_list_run:run",
     ("profile", "dump"): "dshctl.cli.profile_dump:run",
+    ("plugin", "add"): "dshctl.cli.plugin_run:add",
 }
 
 _STATE_PARAMS = ("home", "profile")  # folded into the State the body receives, as effective() does

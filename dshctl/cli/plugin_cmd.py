@@ -1,22 +1,22 @@
 """`dshctl plugin`: install bundles from git sources into a profile (docs/bundles.md).
 
 ``--home``/``--profile`` work before the verb (``dshctl plugin --profile web add …``, as dsh users
-type it) and after it. Heavy modules are imported inside the commands.
+type it) and after it. Heavy modules are imported inside the commands. ``add`` runs on the fast path
+(cli/fastpath.py): its body is cli/plugin_run.py.
 """
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 from typing_extensions import Annotated
 
+from dshctl.cli import plugin_run
 from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, command_group, effective
-
-RESTART_NOTE = "note: a running host picks up bundle changes only on restart"
+from dshctl.cli.plugin_output import print_table
+from dshctl.cli.plugin_output import progress as _progress
+from dshctl.cli.plugin_output import summary as _summary
 
 OfflineOpt = Annotated[bool, typer.Option(
     "--offline", help="Use only the store and remembered resolutions; no network.")]
@@ -35,20 +35,6 @@ MaxFileOpt = Annotated[float, typer.Option(
     "--max-file-mb", min=0.001, max=1_000_000, help="Refuse a package holding a larger file.")]
 
 
-def _limits(max_package_mb: float, max_files: int, max_file_mb: float):
-    import math
-
-    from dshctl.bundles.limits import MB, Limits
-    from dshctl.errors import UsageError
-
-    for flag, value in (("--max-package-mb", max_package_mb), ("--max-file-mb", max_file_mb)):
-        if not math.isfinite(value):   # nan slips through a range check: no comparison holds
-            raise UsageError(f"{flag} takes a number of megabytes, not {value}",
-                             hint=f"for example {flag} 512")
-    return Limits(total_bytes=int(max_package_mb * MB), files=max_files,
-                  file_bytes=int(max_file_mb * MB))
-
-
 def register(app: typer.Typer) -> None:
     group = command_group("Install bundles from git sources into a profile.")
     group.command("add")(add)
@@ -64,78 +50,9 @@ def register(app: typer.Typer) -> None:
 # -- shared output ----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _progress():
-    """The phase on stderr: a live status line on a terminal, one plain line per phase when piped
-    (download counts at most every few seconds). Ctrl-C says what was rolled back."""
-    import time
-
-    from dshctl.cli.common import err_console
-
-    con = err_console()
-    try:
-        if not con.is_terminal:
-            last = {"phase": None, "at": 0.0}
-
-            def line(message: str) -> None:
-                phase = "".join(ch for ch in message if not ch.isdigit())
-                now = time.monotonic()
-                if phase != last["phase"] or now - last["at"] > 3:
-                    sys.stderr.write(message + "\n")
-                    sys.stderr.flush()
-                    last.update(phase=phase, at=now)
-            yield line
-            return
-        with con.status("resolving…") as status:
-            yield lambda message: status.update(message)
-    except KeyboardInterrupt:
-        sys.stderr.write("dshctl: interrupted: every change this run made to the profile was "
-                         "rolled back (the store keeps only complete, checked packages)\n")
-        raise
-
-
 def _installer(ctx, home, profile, **flags):
-    from dshctl.bundles.install import Installer, Options
-
     st = effective(ctx, home, profile)
-    return st, Installer(st.home, st.profile, Options(cwd=Path(os.getcwd()), **flags))
-
-
-def _summary(outcome, fmt: str, preview: dict | None = None) -> None:
-    from dshctl.cli.common import console, print_json
-
-    if fmt == "json":
-        data = outcome.to_dict()
-        if preview is not None:
-            data["preview"] = preview
-        print_json(data)
-        return
-    for warning in outcome.warnings:
-        sys.stderr.write(warning + "\n")
-    for note in outcome.notes:
-        sys.stderr.write(f"note: {note}\n")
-    if outcome.scripts:
-        sys.stderr.write("note: install scripts were not run (dshctl runs no package code):\n")
-        for line in outcome.scripts:
-            sys.stderr.write(f"  {line}\n")
-    if outcome.initialized and not outcome.dry_run:
-        sys.stdout.write(f"initialized profile {outcome.profile} at {outcome.directory}\n")
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-    for column in ("name", "version", "commit", "layer", "npm deps", "action"):
-        table.add_column(column)
-    for c in outcome.changes:
-        layer = str(c.position) if c.position else ("plain" if not c.bundle else "-")
-        action = c.action + (" (forced)" if c.forced else "")
-        table.add_row(c.name, c.version or "-", (c.commit or c.old_commit or "-")[:12], layer,
-                      str(c.npm_packages), action)
-    con = console()
-    con.print(table)
-    if outcome.dry_run:
-        con.print("dry run: nothing was written")
-    elif outcome.changed:
-        con.print(RESTART_NOTE)
+    return st, plugin_run.installer(st, **flags)
 
 
 def _print_preview(preview: dict) -> None:
@@ -168,16 +85,10 @@ def add(ctx: typer.Context,
 
     Example: dshctl plugin --profile web add github:owner/dsh-hello#v1.2.0
     """
-    from dshctl.cli.common import check_format
-
-    check_format(fmt)
-    _st, installer = _installer(ctx, home, profile, offline=offline, dry_run=dry_run, force=force,
-                                allow_plain=allow_plain,
-                                limits=_limits(max_package_mb, max_files, max_file_mb))
-    with _progress() as progress:
-        installer.opts.progress = progress
-        outcome = installer.add(list(specs))
-    _summary(outcome, fmt)
+    raise typer.Exit(plugin_run.add(
+        effective(ctx, home, profile), specs=specs, offline=offline, dry_run=dry_run, force=force,
+        allow_plain=allow_plain, fmt=fmt, max_package_mb=max_package_mb, max_files=max_files,
+        max_file_mb=max_file_mb))
 
 
 def remove(ctx: typer.Context,
@@ -211,7 +122,7 @@ def update(ctx: typer.Context,
 
     check_format(fmt)
     st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force,
-                               limits=_limits(max_package_mb, max_files, max_file_mb))
+                               limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         planned = installer.update(list(names or []))
@@ -238,7 +149,7 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
     check_format(fmt)
     _st, installer = _installer(ctx, home, profile, offline=offline,
-                                limits=_limits(max_package_mb, max_files, max_file_mb))
+                                limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         outcome = installer.install()
@@ -252,7 +163,7 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
     Example: dshctl plugin list --format json
     """
     from dshctl.bundles.query import list_packages
-    from dshctl.cli.common import check_format, console, print_json
+    from dshctl.cli.common import check_format, print_json
 
     check_format(fmt)
     st = effective(ctx, home, profile)
@@ -260,17 +171,13 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
     if fmt == "json":
         print_json({"profile": st.profile, "packages": [r.to_dict() for r in rows]})
         return
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("layer", "name", "version", "commit", "source"):
-        table.add_column(column)
+    out = []
     for r in rows:
         layer = str(r.position) if r.position else "plain"
         source = "template" if r.template else (r.source or r.spec or "-")
         state = "" if r.installed or r.template else " (not installed)"
-        table.add_row(layer, r.name + state, r.version or "-", (r.commit or "-")[:12], source)
-    console().print(table)
+        out.append([layer, r.name + state, r.version or "-", (r.commit or "-")[:12], source])
+    print_table(["layer", "name", "version", "commit", "source"], out)
 
 
 def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package name.")],

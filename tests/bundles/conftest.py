@@ -208,8 +208,11 @@ def npm_env(npm_server, tmp_path, monkeypatch):
     monkeypatch.setenv("npm_config_fetch_retries", "1")
     npm_server.behaviour.clear()
     npm_server.requests.clear()
+    npm_server.not_modified.clear()
+    npm_server.max_age = 300
     yield npm_server
     npm_server.behaviour.clear()
+    npm_server.max_age = 300
 
 
 def npm_bundle(repos, name: str, deps: dict[str, str], **extra) -> "SourceRepo":

@@ -4,6 +4,11 @@
 packument entry with ``dist.integrity`` (sha512 SRI) and ``dist.shasum``. Misbehaviours are per
 package name: ``status`` (404, 401, 500 a number of times, …), ``stall`` (no answer for a while),
 ``malformed`` (not JSON), ``token`` (401 without ``Authorization: Bearer <token>``).
+
+Packuments carry the caching headers registry.npmjs.org sends (``Cache-Control: public,
+max-age=300``, an ``ETag``, ``Last-Modified``) and a matching ``If-None-Match`` (or, without one,
+an ``If-Modified-Since`` not older than the packument) gets ``304 Not Modified``; ``max_age``
+changes the freshness (``None``: no Cache-Control at all), ``not_modified`` lists the 304s.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
+from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
@@ -57,7 +63,10 @@ class Registry:
     tarballs: dict[str, bytes] = field(default_factory=dict)
     behaviour: dict[str, Behaviour] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)
+    not_modified: list[str] = field(default_factory=list)
+    max_age: int | None = 300
     url: str = ""
+    changed: dict[str, float] = field(default_factory=dict)  # name -> time of its last change
 
     def add(self, name: str, version: str, *, deps: dict[str, str] | None = None,
             optional: dict[str, str] | None = None, peers: dict[str, str] | None = None,
@@ -88,6 +97,7 @@ class Registry:
         dist = {"tarball": self.url + path.lstrip("/"), "shasum": hashlib.sha1(data).hexdigest(),
                 "integrity": integrity or "sha512-" + base64.b64encode(
                     hashlib.sha512(data).digest()).decode()}
+        self.changed[name] = time.time()
         doc = self.packuments.setdefault(name, {"name": name, "dist-tags": {}, "versions": {}})
         doc["versions"][version] = {**manifest, "dist": dist}
         tags = doc["dist-tags"]
@@ -113,12 +123,41 @@ def _handler(reg: Registry):
             super().setup()  # headers and body are two writes: without this, Nagle + delayed ACK
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # add 40 ms
 
-        def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        def _send(self, status: int, body: bytes, ctype: str = "application/json",
+                  headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("content-type", ctype)
             self.send_header("content-length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
             self.end_headers()
             self.wfile.write(body)
+
+        def _packument(self, path: str, doc: dict) -> None:
+            body = json.dumps(doc).encode()
+            etag = '"' + hashlib.sha1(body).hexdigest() + '"'
+            changed = int(reg.changed.get(doc["name"], 0))
+            headers = {"etag": etag, "last-modified": formatdate(changed, usegmt=True),
+                       "vary": "accept-encoding, accept"}
+            if reg.max_age is not None:
+                headers["cache-control"] = f"public, max-age={reg.max_age}"
+            match = self.headers.get("if-none-match")
+            since = self.headers.get("if-modified-since")
+            if match is not None:
+                fresh = etag in [t.strip() for t in match.split(",")]
+            else:
+                try:
+                    fresh = since is not None and parsedate_to_datetime(since).timestamp() >= changed
+                except (TypeError, ValueError):
+                    fresh = False
+            if fresh:
+                reg.not_modified.append(path)
+                self.send_response(304)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                return
+            self._send(200, body, "application/vnd.npm.install-v1+json", headers)
 
         def do_GET(self):  # noqa: N802 - http.server's name
             path = unquote(self.path.split("?")[0])
@@ -145,16 +184,23 @@ def _handler(reg: Registry):
             doc = reg.packuments.get(name)
             if doc is None:
                 return self._send(404, b'{"error":"not found"}')
-            return self._send(200, json.dumps(doc).encode())
+            return self._packument(path, doc)
 
     return Handler
+
+
+class _Listener(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops the SYNs of a client opening more connections at
+    # once (dshctl and pnpm both open 8-16); each drop is a 1 s TCP retransmit. A real registry
+    # listens with a large backlog.
+    request_queue_size = 128
 
 
 class Server:
     """Serves ``registry`` on 127.0.0.1 from a thread until ``close``."""
 
     def __init__(self, registry: Registry):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(registry))
+        self.httpd = _Listener(("127.0.0.1", 0), _handler(registry))
         self.httpd.daemon_threads = True
         registry.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
         self.registry = registry

@@ -347,3 +347,26 @@ def test_http_server_without_fetch_by_id_gets_a_full_fetch(home, repos, dumb_htt
     assert Store(home).get(first).shallow is False  # the depth-1 fetch was refused: fallback used
     assert Installer(home, "web", Options()).update([]).changes[0].action == "unchanged"
     assert add(home, f"{dumb_http}/dumb.git", profile="head").changes[0].commit == head
+
+
+def test_a_cold_add_runs_three_git_commands(home, repos, tmp_path, monkeypatch):
+    """ls-remote, one fetch, one archive: the scratch repository is made without `git init`, a
+    fetch by id needs no `cat-file` check, and no auto-maintenance runs after it."""
+    src = repos("counted")
+    commit = src.bundle("dsh-counted")
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    real = shutil.which("git")
+    (shim / "git").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    assert add(home, src.url).changes[0].commit == commit
+    verbs = [next(a for a in line.split() if not a.startswith("-") and "=" not in a and
+                  not a.startswith("/"))
+             for line in log.read_text().splitlines()]
+    assert verbs == ["ls-remote", "fetch", "archive"]
+    assert "maintenance.auto=false" in log.read_text()
+    log.write_text("")
+    add(home, src.url, profile="two")  # warm: the resolution is remembered, the commit stored
+    assert log.read_text() == ""

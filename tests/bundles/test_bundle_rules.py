@@ -1,7 +1,7 @@
 """Compatibility ranges and dsh's reconcile rules for dsh.profile.bundles."""
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dshctl.bundles import compat, manifest as mf
@@ -76,3 +76,86 @@ def test_render_is_two_space_json_with_trailing_newline_and_key_order():
     m = {"name": "x", "private": True, "zeta": 1, "alpha": {"b": 1, "a": 2}}
     assert mf.render(m) == '{\n  "name": "x",\n  "private": true,\n  "zeta": 1,\n  "alpha": {\n' \
                            '    "b": 1,\n    "a": 2\n  }\n}\n'
+
+
+# -- a stored, already checked bundle is read without the dialect (bundles/package.py) ------------
+
+import json  # noqa: E402
+import os  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from dshctl.bundles.package import _quick_info, read_package  # noqa: E402
+from dshctl.errors import DshctlError  # noqa: E402
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**20) | st.floats(allow_nan=False)
+                     | st.text(max_size=8), lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+_RANGES = st.sampled_from(["^0.1.1-rc.1", "^4.0.1", "^0.2.0", "workspace:^", "*", "nonsense", ""])
+_PACKAGE = st.fixed_dictionaries({}, optional={
+    "name": st.sampled_from(["dsh-x", "@s/dsh-y", "Bad Name", "", "../x", "node_modules"]) | _JSON,
+    "version": st.sampled_from(["1.0.0", "0.0.1-rc.1"]) | _JSON,
+    "dsh": st.fixed_dictionaries({}, optional={"bundle": st.fixed_dictionaries({}, optional={
+        "patch": st.sampled_from(["cordis.patch.yml", "missing.yml", "../out.yml", "", " ",
+                                  "link.yml", "/abs.yml"]) | _JSON}) | _JSON}) | _JSON,
+    "peerDependencies": st.dictionaries(st.sampled_from(["@deepseek-ai/dsh", "@deepseek-ai/cordis",
+                                                         "react"]), _RANGES | _JSON, max_size=2),
+    "engines": st.dictionaries(st.sampled_from(["dsh", "node"]), _RANGES, max_size=2),
+    "description": st.text(max_size=12),
+})
+
+
+_PATCHES = st.sampled_from(["cordis.patch.yml", "missing.yml", "../out.yml", "", " ", "link.yml",
+                            "/abs.yml", "sub/../cordis.patch.yml"])
+_BUNDLE = st.fixed_dictionaries({  # mostly well-formed: the quick reading's own ground
+    "name": st.sampled_from(["dsh-x", "@s/dsh-y", "Bad Name"]),
+    "dsh": st.fixed_dictionaries({"bundle": st.fixed_dictionaries({"patch": _PATCHES})}),
+}, optional={"version": st.sampled_from(["1.0.0", "2.0.0-rc.1"]) | _JSON,
+             "peerDependencies": _PACKAGE.map(lambda d: d.get("peerDependencies", {})),
+             "extra": _JSON})
+
+
+def _full(root: Path):
+    try:
+        return read_package(root, source="src")
+    except DshctlError:
+        return "refused"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_BUNDLE | _PACKAGE, st.booleans())
+def test_the_quick_reading_of_a_checked_bundle_agrees_with_the_full_one(data, indented):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "cordis.patch.yml").write_text("- id: a\n  name: a\n")
+        os.symlink("cordis.patch.yml", root / "link.yml")
+        (root / "package.json").write_text(json.dumps(data, indent=2 if indented else None))
+        quick = _quick_info(root, root / "package.json")
+        full = _full(root)
+        if quick is not None:
+            assert quick == full  # taken quickly only when the full reading says the same
+            assert read_package(root, source="src", patch_checked=True) == quick
+        if full == "refused":
+            assert quick is None  # and every refusal goes the full way, with its message
+
+
+def test_the_quick_reading_declines_what_plain_json_reads_differently(tmp_path):
+    (tmp_path / "cordis.patch.yml").write_text("- id: a\n  name: a\n")
+    base = '"name": "dsh-q", "dsh": {"bundle": {"patch": "cordis.patch.yml"}}'
+    for text in ("{" + base + "}", "\ufeff{" + base + "}", "{" + base + ', "n": 1}',
+                 "{" + base + ', "name": "dsh-r"}', "{" + base + ', "x": "\\u0041"}',
+                 "{" + base + ', "x": {"__jsExpr": "1"}}'):
+        (tmp_path / "package.json").write_text(text, encoding="utf-8")
+        quick = _quick_info(tmp_path, tmp_path / "package.json")
+        assert (quick is not None) == (text == "{" + base + "}"), text
+
+
+def test_a_bundle_declaration_that_is_a_list_is_refused_in_one_line(tmp_path):
+    """Found by the property test above: ``"bundle": []`` was an internal error (exit 3)."""
+    (tmp_path / "package.json").write_text('{"name": "dsh-l", "dsh": {"bundle": []}}')
+    try:
+        read_package(tmp_path, source="src")
+    except DshctlError as err:
+        assert "dsh.bundle.patch must be a path string" in err.message and err.loc.line == 1
+    else:
+        raise AssertionError("accepted")

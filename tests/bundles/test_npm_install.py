@@ -164,6 +164,11 @@ def test_registry_config_from_npmrc_with_scopes_and_a_token_never_written(home, 
     for path in (home / "profiles/web").rglob("*"):
         if path.is_file() and "node_modules" not in path.parts:
             assert "s3cret" not in path.read_text(errors="replace"), path
+    cached = list((home / ".dshctl/store/npm/packuments").glob("*.json"))
+    assert len(cached) >= 2  # the private packument is cached too, without the token
+    for path in (home / ".dshctl/store").rglob("*"):
+        if path.is_file():
+            assert b"s3cret" not in path.read_bytes(), path
 
 
 BAD = {  # dependency -> (range, behaviour, words the one line must hold)

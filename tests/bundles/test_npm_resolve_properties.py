@@ -21,6 +21,9 @@ class DictRegistry:
     def __init__(self, universe: dict):
         self.universe = universe
 
+    def cached(self, name: str) -> None:
+        return None  # nothing cached: every packument goes through the prefetch threads
+
     def packument(self, name: str) -> dict:
         if name not in self.universe:
             raise FetchFailed("not found in the registry (HTTP 404)")

@@ -221,3 +221,52 @@ def test_a_bad_profile_name_is_refused_before_anything_is_written(home, repos, c
     code, _out, err = cli(capsys, "plugin", "--profile", bad, verb, *args)
     assert code == 1 and "invalid profile name" in err and "Traceback" not in err
     assert snapshot(tmp_path) == outside  # no lock file outside the home, no directory inside it
+
+
+# -- plugin add on the fast path (cli/fastpath.py, cli/plugin_run.py) -----------------------------
+
+
+def _process(args, home, fast: str):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DSH_HOME": str(home), "DSHCTL_FASTPATH": fast}
+    return subprocess.run([sys.executable, "-m", "dshctl", *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("extra", [
+    [], ["--format", "json"], ["--dry-run"], ["--max-files", "1"], ["--format", "yaml"],
+    ["--max-files", "0"], ["--offline"], ["--allow-plain", "--force", "--max-file-mb=0.5"],
+])
+def test_fast_and_typer_add_print_and_exit_alike(home, repos, extra):
+    import shutil
+
+    src = repos("twin")
+    src.bundle("dsh-twin")
+    args = ["plugin", "--profile", "web", "add", src.url, *extra]
+    fast = _process(args, home, "1")
+    fast_tree = snapshot(home / "profiles")
+    shutil.rmtree(home)
+    home.mkdir()
+    slow = _process(args, home, "0")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert fast_tree == snapshot(home / "profiles")
+    assert "Traceback" not in fast.stderr
+
+
+def test_fast_add_imports_neither_typer_click_nor_rich_when_piped(home, repos):
+    import os
+    import subprocess
+    import sys
+
+    src = repos("lean")
+    src.bundle("dsh-lean")
+    code = ("import sys\nfrom dshctl.cli.app import _run\n"
+            f"rc = _run(['plugin', '--profile', 'web', 'add', {src.url!r}])\n"
+            "print(rc, sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "DSH_HOME": str(home), "DSHCTL_FASTPATH": "1"})
+    assert out.stdout.split("\n")[-2] == "0 []", out.stdout + out.stderr
+    assert (home / "profiles/web/node_modules/dsh-lean/package.json").is_file()

@@ -2,7 +2,8 @@
 
 Sources, first wins per key: the environment (``npm_config_registry``, ``npm_config_fetch_timeout``,
 …), then ``<profile>/.npmrc``, ``$DSH_HOME/.npmrc``, ``~/.npmrc``. Keys read: ``registry``,
-``@scope:registry``, ``//host/path/:_authToken``, ``fetch-timeout`` (ms), ``fetch-retries``.
+``@scope:registry``, ``//host/path/:_authToken``, ``fetch-timeout`` (ms), ``fetch-retries``,
+``prefer-offline`` and ``prefer-online`` (the packument cache's policy, cache.py).
 Tokens are never printed: ``Config`` does not show them in its repr, and nothing writes them.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Config:
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # "//host/path/" -> token
     timeout: float = 30.0  # seconds, per request without progress
     retries: int = 2
+    cache_policy: str = "default"  # cache.POLICIES: from prefer-offline / prefer-online
 
     def registry_for(self, name: str) -> str:
         if name.startswith("@"):
@@ -102,4 +104,13 @@ def load(profile_dir: Path | None, home: Path | None) -> Config:
         cfg.retries = max(0, int(merged.get("fetch-retries", "2")))
     except ValueError:
         pass
+    # npm: prefer-offline wins when both are set
+    if _true(merged.get("prefer-offline")):
+        cfg.cache_policy = "prefer-offline"
+    elif _true(merged.get("prefer-online")):
+        cfg.cache_policy = "prefer-online"
     return cfg
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("true", "1", "yes")

@@ -51,10 +51,19 @@ class NpmContext:
     @property
     def registry(self) -> Registry:
         if self._registry is None:
-            self._registry = Registry(npmconfig.load(self.profile_dir, self.home))
+            from dshctl.bundles.npm.cache import PackumentCache
+
+            config = npmconfig.load(self.profile_dir, self.home)
+            # --offline: the cache alone; update re-resolves ranges, so it always revalidates;
+            # otherwise npm's prefer-offline/prefer-online settings, else freshness decides.
+            policy = "offline" if self.offline else "prefer-online" if self.refresh \
+                else config.cache_policy
+            self._registry = Registry(config, cache=PackumentCache(self.store.root / "packuments"),
+                                      policy=policy)
         return self._registry
 
     def close(self) -> None:
+        self.store.close()
         if self._registry is not None:
             self._registry.close()
 
@@ -71,12 +80,11 @@ def has_dependencies(manifest: dict) -> bool:
 def resolve_bundle(ctx: NpmContext, bundle: str, manifest: dict) -> NpmDeps:
     if not has_dependencies(manifest):
         return NpmDeps(bundle, {})
-    if ctx.offline:
-        raise DshctlError(f"offline: the npm dependencies of {bundle} are not in the lock file",
-                          hint="run once without --offline to resolve them")
     ctx._say(f"resolving npm dependencies of {bundle}")
-    resolver = Resolver(ctx.registry, bundle, git_source=_git_source(ctx) if ctx.git_store else None)
+    resolver = Resolver(ctx.registry, bundle, git_source=_git_source(ctx) if ctx.git_store else None,
+                        on_place=None if ctx.offline else lambda node: _download_early(ctx, bundle, node))
     result = resolver.resolve(manifest)
+    ctx.registry.save_cache(ctx.store.faults.before_write)
     packages = {}
     for node in result.nodes:
         dist = node.manifest.get("dist") or {}
@@ -102,6 +110,18 @@ def resolve_bundle(ctx: NpmContext, bundle: str, manifest: dict) -> NpmDeps:
     _fetch(ctx, deps, tarball_urls={n.path: (n.manifest.get("dist") or {}).get("tarball", "")
                                     for n in result.nodes})
     return deps
+
+
+def _download_early(ctx: NpmContext, bundle: str, node) -> None:
+    dist = node.manifest.get("dist") or {}
+    if "_git" in node.manifest or not isinstance(dist.get("tarball"), str):
+        return
+    try:
+        integrity = sri.expected(dist)
+    except sri.IntegrityError:
+        return  # refused with its message after the resolution
+    ctx.store.download_early(ctx.registry, Wanted(node.name, node.version, dist["tarball"],
+                                                  integrity, bundle))
 
 
 def _git_source(ctx: NpmContext):

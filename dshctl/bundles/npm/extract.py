@@ -11,90 +11,130 @@ import io
 import os
 import shutil
 import tarfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from dshctl.bundles.git import UnsafePackage, _check_links_resolve_inside, _stays_inside
 from dshctl.bundles.limits import Budget, Limits
 
 
-def _relative(name: str, what: str) -> PurePosixPath | None:
-    raw = PurePosixPath(name.replace("\\", "/"))
-    if raw.is_absolute() or name.startswith("/") or ".." in raw.parts:
+def _relative(name: str, what: str) -> str | None:
+    """The member's path without the top directory (``a/b``), or None for the top itself."""
+    raw = name.replace("\\", "/")
+    if raw.startswith("/"):
         raise UnsafePackage(f"{what}: the tarball holds a path outside the package: {name}")
-    parts = [p for p in raw.parts if p not in ("", ".")]
-    if len(parts) < 2:
-        return None  # the top directory itself
-    return PurePosixPath(*parts[1:])
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise UnsafePackage(f"{what}: the tarball holds a path outside the package: {name}")
+    return "/".join(parts[1:]) if len(parts) >= 2 else None
 
 
 def extract(data: bytes, dest: Path, *, what: str, limits: Limits) -> None:
     """Unpack ``data`` (a .tgz) into ``dest``, which must not exist; on refusal nothing remains."""
     dest.mkdir(parents=True)
     try:
-        _extract(data, dest, what, limits)
-        _check_links_resolve_inside(dest)
+        if _extract(data, dest, what, limits):
+            _check_links_resolve_inside(dest)  # only links can lead out of the tree
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
 
 
-def _extract(data: bytes, dest: Path, what: str, limits: Limits) -> None:
+def _open(data: bytes, limits: Limits) -> tarfile.TarFile:
+    """A gzip tarball is inflated in one call (much cheaper than tarfile's gzip stream), but never
+    past what the limits allow plus tar's headers: a bigger one (a bomb) is streamed instead,
+    so the limits refuse it member by member, as for any other compression."""
+    if data[:2] == b"\x1f\x8b":
+        cap = limits.total_bytes + 1536 * (limits.files + 4)
+        inflate = zlib.decompressobj(wbits=31)
+        try:
+            raw = inflate.decompress(data, cap)
+            if inflate.eof and not inflate.unused_data:
+                return tarfile.open(fileobj=io.BytesIO(raw), mode="r:")
+        except zlib.error:
+            pass  # tarfile's own reading names the damage
+    return tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+
+
+def _extract(data: bytes, dest: Path, what: str, limits: Limits) -> bool:
+    """True when the package holds symbolic links."""
     budget = Budget(limits, what)
-    links: set[PurePosixPath] = set()
+    links: set[str] = set()
+    made = {""}  # directories (relative) known to exist
     try:
-        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+        tar = _open(data, limits)
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise UnsafePackage(f"{what}: the tarball cannot be read ({exc})") from None
     with tar:
         try:
             for member in tar:
-                _one(tar, member, dest, what, budget, links)
+                _one(tar, member, str(dest), what, budget, links, made)
         except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
             if isinstance(exc, UnsafePackage):
                 raise
             raise UnsafePackage(f"{what}: the tarball is damaged ({exc})") from None
+    return bool(links)
 
 
-def _one(tar, member, dest: Path, what: str, budget: Budget, links: set) -> None:
+def _one(tar, member, dest: str, what: str, budget: Budget, links: set, made: set) -> None:
     rel = _relative(member.name, what)
     if rel is None:
         return
-    if any(PurePosixPath(*rel.parts[:i]) in links for i in range(1, len(rel.parts))):
+    if links and any(rel.startswith(link + "/") for link in links):
         raise UnsafePackage(f"{what}: the tarball writes through a link: {member.name}")
-    target = dest / rel
+    target = os.path.join(dest, rel)
     if member.isdir():
-        target.mkdir(parents=True, exist_ok=True)
+        _dirs(dest, rel, made)
         return
+    parent = rel.rpartition("/")[0]
     if member.issym() or member.islnk():
         link = PurePosixPath(member.linkname)
-        base = rel.parent if member.issym() else PurePosixPath()
+        base = PurePosixPath(parent) if member.issym() else PurePosixPath()
         if member.islnk():
-            link = _relative(member.linkname, what) or PurePosixPath(".")
+            link = PurePosixPath(_relative(member.linkname, what) or ".")
         if link.is_absolute() or not _stays_inside(base, link):
             raise UnsafePackage(f"{what}: the tarball holds a link pointing outside the package: "
                                 f"{member.name} -> {member.linkname}")
         if member.islnk():
             return  # npm drops hard links; so does dshctl
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _clear(target)
+        _dirs(dest, parent, made)
+        _clear(Path(target), made, rel)
         os.symlink(member.linkname, target)
         links.add(rel)
         return
     if not member.isfile():
         raise UnsafePackage(f"{what}: the tarball holds a device file, FIFO or other special "
                             f"entry: {member.name}")
-    budget.add_file(rel.as_posix(), member.size)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _clear(target)
-    src = tar.extractfile(member)
-    with open(target, "wb") as out:
-        shutil.copyfileobj(src, out, 1 << 20)
-    os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+    budget.add_file(rel, member.size)
+    _dirs(dest, parent, made)
+    body = tar.extractfile(member).read()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except FileExistsError:  # a later member of the same path replaces the earlier one
+        _clear(Path(target), made, rel)
+        fd = os.open(target, flags, 0o644)
+    try:
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, 0o755 if member.mode & 0o111 else 0o644)
+    finally:
+        os.close(fd)
 
 
-def _clear(target: Path) -> None:
+def _dirs(dest: str, rel: str, made: set) -> None:
+    if rel not in made:
+        os.makedirs(os.path.join(dest, rel), exist_ok=True)
+        while rel and rel not in made:
+            made.add(rel)
+            rel = rel.rpartition("/")[0]
+
+
+def _clear(target: Path, made: set, rel: str) -> None:
     """A later member of the same path replaces the earlier one (tar semantics)."""
     if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.is_dir():
         shutil.rmtree(target)
+        made.difference_update({d for d in made if d == rel or d.startswith(rel + "/")})

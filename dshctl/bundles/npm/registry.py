@@ -4,6 +4,8 @@ httpx because it is already a dependency, pools connections (one TLS handshake p
 install), is safe to share between the fetch threads, and has separate connect/read timeouts.
 Retries with exponential backoff on 5xx, 429 and timeouts; 404/401/403 fail at once.
 The auth token goes into the ``Authorization`` header only; it never appears in a message.
+Packuments go through the HTTP cache in the store (cache.py): a fresh one costs no request (and a
+run that needs no request never imports httpx), a stale one is revalidated (304).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import time
 from typing import Callable
 from urllib.parse import quote
 
+from dshctl.bundles.npm.cache import Entry, PackumentCache, from_response
 from dshctl.bundles.npm.config import Config
 
 ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
@@ -28,9 +31,28 @@ def packument_url(registry: str, name: str) -> str:
     return registry + (quote(name, safe="@") if name.startswith("@") else quote(name, safe=""))
 
 
+def _httpx():
+    """httpx, imported here only. ``httpx/__init__`` imports its command line (``httpx._main``),
+    which pulls in click, rich and pygments when they are installed (they are: dshctl's own
+    dependencies), ~80 ms of CPU for nothing. A ``None`` in ``sys.modules`` makes that import
+    fail the way httpx expects without click (it then defines a stub ``main``)."""
+    import sys
+
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)
+    import httpx
+
+    return httpx
+
+
 class Registry:
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, cache: PackumentCache | None = None,
+                 policy: str = "default"):
         self.config = config
+        self.cache = cache
+        self.policy = policy  # cache.POLICIES
+        self.requests = 0  # HTTP requests made (packuments and tarballs)
+        self._pending: dict[str, tuple[str, Entry]] = {}  # url -> (name, entry) to write
         self._clients: dict[str, httpx.Client] = {}
         self._lock = threading.Lock()
         self._packuments: dict[str, dict] = {}
@@ -40,8 +62,7 @@ class Registry:
     def client_for(self, url: str) -> "httpx.Client":  # noqa: F821
         """One pooled client per scheme, made on first use: building the TLS context (loading the
         CA bundle) costs ~150 ms of CPU, which a plain-http registry never needs."""
-        import httpx  # here, not at import time: a run without npm work never pays for it
-
+        httpx = _httpx()  # here, not at import time: a run without requests never pays for it
         scheme = "https" if url.startswith("https:") else "http"
         with self._lock:
             client = self._clients.get(scheme)
@@ -66,16 +87,22 @@ class Registry:
             headers["authorization"] = f"Bearer {token}"
         return headers
 
-    def _get(self, url: str, accept: str, sink: Progress | None = None) -> bytes:
-        import httpx
-
+    def _get(self, url: str, accept: str, sink: Progress | None = None,
+             conditional: dict[str, str] | None = None) -> tuple[int, object, bytes]:
+        """(status, headers, body) of a 200, or of a 304 when ``conditional`` validators were
+        sent; every other answer raises FetchFailed."""
+        httpx = _httpx()
         attempts = self.config.retries + 1
         redirects = 0
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
-                with self.client_for(url).stream("GET", url,
-                                                 headers=self._headers(url, accept)) as resp:
+                headers = {**self._headers(url, accept), **(conditional or {})}
+                with self._lock:
+                    self.requests += 1
+                with self.client_for(url).stream("GET", url, headers=headers) as resp:
+                    if resp.status_code == 304 and conditional:
+                        return 304, resp.headers, b""
                     if resp.status_code in (301, 302, 303, 307, 308) and redirects < 5:
                         url = httpx.URL(url).join(resp.headers.get("location", "")).__str__()
                         redirects += 1
@@ -98,7 +125,7 @@ class Registry:
                         chunks.append(chunk)
                         if sink:
                             sink(len(chunk))
-                    return b"".join(chunks)
+                    return 200, resp.headers, b"".join(chunks)
             except httpx.TimeoutException:
                 if last:
                     raise FetchFailed(f"no answer within {self.config.timeout:g} s, "
@@ -127,8 +154,7 @@ class Registry:
                     return self._packuments[name]
                 raise self._failed.get(name) or FetchFailed("the packument could not be fetched")
         try:
-            doc = _parse_packument(name, self._get(
-                packument_url(self.config.registry_for(name), name), ACCEPT))
+            doc = self._fetch_packument(name)
             with self._lock:
                 self._packuments[name] = doc
             return doc
@@ -139,12 +165,78 @@ class Registry:
         finally:
             event.set()
 
+    def cached(self, name: str) -> dict | None:
+        """The packument when the cache may answer for it without a request (by the policy),
+        else None; the resolver asks this first, so a fully cached run starts no thread."""
+        with self._lock:
+            if name in self._packuments:
+                return self._packuments[name]
+        entry = self._usable_entry(packument_url(self.config.registry_for(name), name))
+        if entry is None or not entry[1]:
+            return None
+        with self._lock:
+            return self._packuments.setdefault(name, entry[0].body)
+
+    def _usable_entry(self, url: str) -> tuple[Entry, bool] | None:
+        """(cache entry, whether it answers without a request), or None when there is none."""
+        cached = self.cache.get(url, ACCEPT) if self.cache else None
+        if cached is None or not _valid(cached.body):
+            return None  # missing or damaged: fetched again
+        return cached, self.policy in ("offline", "prefer-offline") or \
+            self.policy == "default" and cached.fresh()
+
+    def _fetch_packument(self, name: str) -> dict:
+        """Through the HTTP cache, by the policy (cache.py)."""
+        url = packument_url(self.config.registry_for(name), name)
+        usable = self._usable_entry(url)
+        cached = usable[0] if usable else None
+        if usable and usable[1]:
+            return cached.body
+        if self.policy == "offline":
+            raise FetchFailed("offline: its packument is not in the store's cache")
+        status, headers, body = self._get(url, ACCEPT, conditional=cached.validators()
+                                          if cached is not None else None)
+        if status == 304:
+            entry: Entry | None = cached.renewed(headers)
+            doc = cached.body
+        else:
+            doc = _parse_packument(name, body)
+            entry = from_response(url, ACCEPT, doc, headers)
+        if entry is not None and self.cache is not None:
+            with self._lock:
+                self._pending[url] = (name, entry)
+        return doc
+
+    def save_cache(self, before_write: Callable[[str], None] | None = None) -> None:
+        """Write the packuments fetched or revalidated by this run into the cache, in this thread
+        and in a fixed order (so the fault walk sees the same writes every run)."""
+        with self._lock:
+            pending = sorted(self._pending.items())
+            self._pending.clear()
+        for _url, (name, entry) in pending:
+            if before_write:
+                before_write(f"store packument {name}")
+            try:
+                self.cache.put(entry)
+            except OSError:
+                pass  # a cache that cannot be written only costs the next run a request
+
     def tarball(self, url: str, sink: Progress | None = None) -> bytes:
-        return self._get(url, "application/octet-stream, */*", sink)
+        if self.policy == "offline":
+            raise FetchFailed("offline: the tarball is not in the store")
+        return self._get(url, "application/octet-stream, */*", sink)[2]
 
 
 def _backoff(attempt: int) -> None:
     time.sleep(min(2.0, 0.1 * (2 ** attempt)))
+
+
+def _valid(doc: object) -> bool:
+    try:
+        _check_packument(doc)
+    except FetchFailed:
+        return False
+    return True
 
 
 def _parse_packument(name: str, body: bytes) -> dict:
@@ -152,6 +244,11 @@ def _parse_packument(name: str, body: bytes) -> dict:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise FetchFailed("the registry sent a packument that is not JSON") from None
+    _check_packument(doc)
+    return doc
+
+
+def _check_packument(doc) -> None:
     if not isinstance(doc, dict) or not isinstance(doc.get("versions"), dict):
         raise FetchFailed("the registry sent a malformed packument (no \"versions\" object)")
     for version, manifest in doc["versions"].items():
@@ -161,4 +258,3 @@ def _parse_packument(name: str, body: bytes) -> dict:
                               "dist.tarball)")
     tags = doc.get("dist-tags")
     doc["dist-tags"] = tags if isinstance(tags, dict) else {}
-    return doc

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -123,24 +122,41 @@ class Resolution:
 
 class Resolver:
     def __init__(self, registry: Registry, bundle: str, *, workers: int = 8,
-                 git_source: Callable[[str, str], dict] | None = None):
+                 git_source: Callable[[str, str], dict] | None = None,
+                 on_place: Callable[["Node"], None] | None = None):
         self.registry = registry
         self.bundle = bundle
+        self.on_place = on_place  # told of each placed package (deps.py starts its download)
         self.git_source = git_source  # (name, spec) -> manifest with "_git", via the git store
         self.notes: list[str] = []
         self.warnings: list[str] = []
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="packument")
+        self._workers = workers
+        self._asked: set[str] = set()
+        self._executor = None  # made on the first request: a fully cached run needs no thread
+
+    @property
+    def _pool(self):
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=self._workers,
+                                                thread_name_prefix="packument")
+        return self._executor
 
     def _prefetch(self, manifest: dict) -> None:
         for name, spec, _ in _edges(manifest):
-            if is_registry_spec(spec) and not is_git_spec(spec):
+            if name in self._asked or not is_registry_spec(spec) or is_git_spec(spec):
+                continue
+            self._asked.add(name)  # one packument per name: no thread waits on another's request
+            if self.registry.cached(name) is None:  # a cached one needs no thread
                 self._pool.submit(_quietly, self.registry.packument, name)
 
     def resolve(self, root_manifest: dict) -> Resolution:
         try:
             return self._resolve(root_manifest)
         finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            if self._executor is not None:
+                self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _resolve(self, root_manifest: dict) -> Resolution:
         root = Node(self.bundle, str(root_manifest.get("version") or "0.0.0"), root_manifest, None)
@@ -185,6 +201,8 @@ class Resolver:
             child.edges_in.append((node, spec))
             target.children[name] = child
             self._prefetch(manifest)
+            if self.on_place is not None:
+                self.on_place(child)
             placed.append(child)
         return placed
 
@@ -270,6 +288,8 @@ def _quietly(fn, *args):
 
 def _hint(exc: Exception) -> str:
     text = str(exc)
+    if text.startswith("offline:"):
+        return "run once without --offline to fetch it"
     if "401" in text or "403" in text:
         return "set //<registry host>/:_authToken in .npmrc (profile, $DSH_HOME or ~)"
     if "404" in text:

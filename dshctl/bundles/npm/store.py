@@ -11,19 +11,17 @@ and inspected there; only a package that passed every check is renamed into the 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from dshctl.bundles.limits import Limits
 from dshctl.bundles.npm import integrity as sri
-from dshctl.bundles.npm.extract import extract
 from dshctl.bundles.npm.registry import FetchFailed, Registry
 from dshctl.bundles.npm.scripts import install_scripts
+from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
 from dshctl.bundles.transaction import Faults
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
@@ -51,6 +49,27 @@ class NpmStore:
         self.lock_path = home / ".dshctl" / "store" / "store.lock"
         self.faults = faults or Faults()
         self.limits = limits or Limits()
+        self._early: dict = {}  # integrity -> Future of a download started during resolution
+        self._early_pool = None  # a ThreadPoolExecutor once a download starts
+
+    def download_early(self, registry: Registry, want: Wanted) -> None:
+        """Start downloading a package the resolver just placed, so the network overlaps the
+        resolution (as pnpm does). Bytes only, in memory: nothing reaches the disk before
+        ``ensure_all`` checks and unpacks them under the store lock; a failure is reported there,
+        by the normal path, with the package's context."""
+        if want.integrity in self._early or self.get(want) is not None:
+            return
+        if self._early_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._early_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="early")
+        self._early[want.integrity] = self._early_pool.submit(registry.tarball, want.resolved)
+
+    def close(self) -> None:
+        if self._early_pool is not None:
+            self._early_pool.shutdown(wait=True, cancel_futures=True)
+            self._early_pool = None
+        self._early.clear()
 
     def _key(self, want: Wanted) -> str:
         try:
@@ -98,6 +117,8 @@ class NpmStore:
             try:
                 # Download, check and unpack in threads (network and file creation overlap);
                 # move into the store in order, in this thread (each move is a counted write).
+                from concurrent.futures import ThreadPoolExecutor
+
                 with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
                     jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
                             for i, w in enumerate(missing.values())]
@@ -115,8 +136,16 @@ class NpmStore:
     def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[bytes, dict]:
         """Download, check the integrity, extract into scratch ``dest``: nothing in the store."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
+        early = self._early.pop(want.integrity, None)
         try:
-            data = registry.tarball(want.resolved, sink)
+            data = early.result() if early is not None else None
+        except Exception:  # noqa: BLE001 - asked again below, where a failure gets its message
+            data = None
+        try:
+            if data is None:
+                data = registry.tarball(want.resolved, sink)
+            elif sink:
+                sink(len(data))
         except FetchFailed as exc:
             raise DshctlError(f"{what}: tarball {_public(want.resolved)}: {exc}",
                               hint="try again later, or check the registry settings") from None
@@ -125,6 +154,8 @@ class NpmStore:
         except (sri.IntegrityError, ValueError) as exc:
             raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
                               "or altered tarball; nothing was installed") from None
+        from dshctl.bundles.npm.extract import extract  # tarfile: only when there is one
+
         extract(data, dest, what=what, limits=self.limits)
         return data, install_scripts(dest)
 
@@ -133,7 +164,7 @@ class NpmStore:
         for sub in ("tarballs", "trees"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.faults.before_write(f"store tarball {want.name}")
-        _write(self.root / "tarballs" / f"{key}.tgz", data)
+        write_unsynced(self.root / "tarballs" / f"{key}.tgz", data)
         final = self.root / "trees" / key
         if final.exists():  # an interrupted earlier run left a tree without metadata
             shutil.rmtree(final)
@@ -142,22 +173,13 @@ class NpmStore:
         meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
                 "scripts": scripts}
         self.faults.before_write(f"store metadata {want.name}")
-        _write(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
+        write_unsynced(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
         return StoredTree(final, scripts)
 
     def clean_scratch(self) -> None:
         """Remove scratch left by killed runs; call under the store lock."""
         for stale in (self.root / "tmp").glob("npm-*"):
             shutil.rmtree(stale, ignore_errors=True)
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Temp file + rename: a killed run leaves the old state or the new one, never a torn file.
-    Not fsynced (one fsync per package made installs I/O-bound): the store is a cache of
-    integrity-checked content, and the profile's own writes stay fsynced by the transaction."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _public(url: str) -> str:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from dshctl.core.yaml.dialect import load_json, read_text
 from dshctl.errors import DshctlError, Loc, ParseError
 
 SHIPPED_BUNDLES = Path(__file__).resolve().parents[2] / "shipped" / "bundles"
@@ -66,6 +65,8 @@ def read_manifest(path: Path) -> dict:
 
     A leading BOM (which dsh's ``JSON.parse`` rejects) is tolerated here; ``dshctl lint`` reports it.
     """
+    from dshctl.core.yaml.dialect import load_json, read_text  # ruamel: only when a file is read
+
     try:
         text = read_text(path)
     except ParseError as exc:

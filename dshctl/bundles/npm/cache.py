@@ -1,0 +1,119 @@
+"""HTTP caching of packuments in the store, the way npm (make-fetch-happen) caches them.
+
+    store/npm/packuments/<sha256 of "url\\naccept">.json
+        {"url", "accept", "etag", "lastModified", "maxAge", "noCache", "age", "storedAt", "body"}
+
+The registry's ``Cache-Control: max-age`` (registry.npmjs.org sends ``public, max-age=300``) says
+how long a packument is *fresh*: a fresh entry is used without a request. A stale one is
+revalidated with ``If-None-Match``/``If-Modified-Since``; a 304 renews it. ``no-store`` (or
+``private``) is never written, ``no-cache`` is always revalidated. The key is the packument URL
+plus the ``Accept`` header (the abbreviated and the full document differ); request headers, and so
+an auth token, are never stored. An entry that does not parse or does not match its key is absent.
+
+Policies (docs/bundles.md): ``default`` (fresh: use; stale: revalidate), ``prefer-online``
+(always revalidate: ``update``, npm's ``prefer-online``), ``prefer-offline`` (any cached entry,
+whatever its age; fetch only what is missing: npm's ``prefer-offline``), ``offline`` (the cache
+alone: ``--offline``, npm's ``offline``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dshctl.bundles.store import write_unsynced
+
+POLICIES = ("default", "prefer-online", "prefer-offline", "offline")
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)", re.I)  # s-maxage: shared caches only
+
+
+@dataclass
+class Entry:
+    url: str
+    accept: str
+    body: dict
+    etag: str | None = None
+    last_modified: str | None = None
+    max_age: int | None = None  # seconds; None: no freshness given, always revalidate
+    no_cache: bool = False
+    age: float = 0.0  # the response's Age header when it was stored
+    stored_at: float = 0.0
+
+    def fresh(self, now: float | None = None) -> bool:
+        if self.no_cache or self.max_age is None:
+            return False
+        age = (time.time() if now is None else now) - self.stored_at + self.age
+        return 0 <= age < self.max_age
+
+    def validators(self) -> dict[str, str]:
+        headers = {}
+        if self.etag:
+            headers["if-none-match"] = self.etag
+        if self.last_modified:
+            headers["if-modified-since"] = self.last_modified
+        return headers
+
+    def renewed(self, headers, now: float | None = None) -> "Entry":
+        """The entry after a 304: new freshness (and validators, when the answer has them)."""
+        fresh = from_response(self.url, self.accept, self.body, headers, now)
+        if fresh is None:
+            return self
+        fresh.etag = fresh.etag or self.etag
+        fresh.last_modified = fresh.last_modified or self.last_modified
+        return fresh
+
+
+def storable(headers) -> bool:
+    cc = (headers.get("cache-control") or "").lower()
+    return "no-store" not in cc and "private" not in cc
+
+
+def from_response(url: str, accept: str, body: dict, headers, now: float | None = None) -> Entry | None:
+    """The cache entry for a 200 (or 304) answer, or None when it may not be stored."""
+    if not storable(headers):
+        return None
+    cc = headers.get("cache-control") or ""
+    match = _MAX_AGE.search(cc)
+    try:
+        age = max(0.0, float(headers.get("age") or 0))
+    except ValueError:
+        age = 0.0
+    return Entry(url, accept, body, etag=headers.get("etag"),
+                 last_modified=headers.get("last-modified"),
+                 max_age=int(match.group(1)) if match else None,
+                 no_cache="no-cache" in cc.lower(), age=age,
+                 stored_at=time.time() if now is None else now)
+
+
+class PackumentCache:
+    def __init__(self, root: Path):
+        self.root = root  # store/npm/packuments
+
+    def path(self, url: str, accept: str) -> Path:
+        return self.root / (hashlib.sha256(f"{url}\n{accept}".encode()).hexdigest() + ".json")
+
+    def get(self, url: str, accept: str) -> Entry | None:
+        try:
+            data = json.loads(self.path(url, accept).read_bytes())
+            entry = Entry(data["url"], data["accept"], data["body"], data.get("etag"),
+                          data.get("lastModified"), data.get("maxAge"), bool(data.get("noCache")),
+                          float(data.get("age") or 0), float(data["storedAt"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing or damaged: as if never cached
+        if entry.url != url or entry.accept != accept or not isinstance(entry.body, dict) or \
+                not (entry.max_age is None or isinstance(entry.max_age, int)):
+            return None
+        return entry
+
+    def put(self, entry: Entry) -> None:
+        """Temp file + rename, not fsynced: a killed run leaves the old entry or the new one."""
+        path = self.path(entry.url, entry.accept)
+        data = {"url": entry.url, "accept": entry.accept, "etag": entry.etag,
+                "lastModified": entry.last_modified, "maxAge": entry.max_age,
+                "noCache": entry.no_cache, "age": entry.age, "storedAt": entry.stored_at,
+                "body": entry.body}
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_unsynced(path, json.dumps(data, separators=(",", ":")).encode())

@@ -1,0 +1,195 @@
+"""The packument cache in the store: HTTP freshness and revalidation against the test registry,
+which sends registry.npmjs.org's caching headers (Cache-Control: public, max-age=300, ETag,
+Last-Modified) and answers conditional requests with 304."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dshctl.bundles.install import Installer, Options
+from dshctl.errors import DshctlError
+
+from .conftest import installed_packages, npm_bundle, snapshot
+
+DEPS = {"@scope/esm": "^1.0.0", "lib-b": "^2.0.0"}
+
+
+def add(home, spec, profile="web", **opts):
+    return Installer(home, profile, Options(**opts)).add([spec])
+
+
+def packument_requests(registry) -> list[str]:
+    return [r for r in registry.requests if not r.startswith("/-/tarballs/")]
+
+
+def cache_files(home):
+    return sorted((home / ".dshctl/store/npm/packuments").glob("*.json"))
+
+
+def test_a_fresh_packument_costs_no_request(home, repos, npm_env):
+    src = npm_bundle(repos, "dsh-fresh", DEPS)
+    add(home, src.url)
+    first = packument_requests(npm_env)
+    assert first and len(cache_files(home)) == len(set(first))
+    expected = installed_packages(home / "profiles/web/node_modules/dsh-fresh")
+    npm_env.requests.clear()
+    add(home, src.url, profile="other")  # a new profile: resolved again, from the cache
+    assert npm_env.requests == []
+    assert installed_packages(home / "profiles/other/node_modules/dsh-fresh") == expected
+
+
+def test_a_stale_packument_is_revalidated_with_a_304(home, repos, npm_env):
+    npm_env.max_age = 0  # stale as soon as it is stored
+    src = npm_bundle(repos, "dsh-stale", DEPS)
+    add(home, src.url)
+    names = sorted(set(packument_requests(npm_env)))
+    before = {p.name: json.loads(p.read_text())["storedAt"] for p in cache_files(home)}
+    npm_env.requests.clear()
+    add(home, src.url, profile="other")
+    assert sorted(packument_requests(npm_env)) == names  # each asked once more …
+    assert sorted(npm_env.not_modified) == names  # … and each answered 304 Not Modified
+    assert not [r for r in npm_env.requests if r.startswith("/-/tarballs/")]
+    after = {p.name: json.loads(p.read_text())["storedAt"] for p in cache_files(home)}
+    assert after.keys() == before.keys() and all(after[k] >= before[k] for k in after)
+    assert installed_packages(home / "profiles/other/node_modules/dsh-stale") == \
+        installed_packages(home / "profiles/web/node_modules/dsh-stale")
+
+
+def test_without_cache_control_every_run_revalidates(home, repos, npm_env):
+    npm_env.max_age = None
+    npm_env.add("leaf-nocc", "1.0.0")
+    src = npm_bundle(repos, "dsh-nocc", {"leaf-nocc": "^1.0.0"})
+    add(home, src.url)
+    npm_env.requests.clear()
+    add(home, src.url, profile="other")
+    assert npm_env.requests == ["/leaf-nocc"] and npm_env.not_modified == ["/leaf-nocc"]
+
+
+def test_update_revalidates_and_sees_a_new_version(home, repos, npm_env):
+    npm_env.add("cached-moving", "1.0.0")
+    src = npm_bundle(repos, "dsh-cmove", {"cached-moving": "^1.0.0"})
+    add(home, src.url)
+    npm_env.add("cached-moving", "1.1.0")  # published while our copy is still fresh
+    add(home, src.url, profile="other")  # a fresh packument is trusted for its max-age
+    assert ("cached-moving", "1.0.0") in installed_packages(home / "profiles/other/node_modules/dsh-cmove")
+    npm_env.requests.clear()
+    outcome = Installer(home, "web", Options()).update([])  # update always revalidates
+    assert "/cached-moving" in npm_env.requests and "/cached-moving" not in npm_env.not_modified
+    assert outcome.changes[0].action == "updated"
+    assert ("cached-moving", "1.1.0") in installed_packages(home / "profiles/web/node_modules/dsh-cmove")
+    npm_env.requests.clear()
+    add(home, src.url, profile="third")  # and the renewed cache entry now serves 1.1.0
+    assert npm_env.requests == [] or all(r.startswith("/-/tarballs/") for r in npm_env.requests)
+    assert ("cached-moving", "1.1.0") in installed_packages(home / "profiles/third/node_modules/dsh-cmove")
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong-key", "no-versions"])
+def test_a_damaged_cache_entry_is_fetched_again(home, repos, npm_env, damage):
+    npm_env.add("leaf-damaged", "1.0.0")
+    src = npm_bundle(repos, "dsh-damaged", {"leaf-damaged": "^1.0.0"})
+    add(home, src.url)
+    [entry] = cache_files(home)
+    data = json.loads(entry.read_text())
+    if damage == "garbage":
+        entry.write_bytes(b"\x00\xff not json")
+    elif damage == "truncated":
+        entry.write_text(entry.read_text()[:40])
+    elif damage == "wrong-key":
+        entry.write_text(json.dumps({**data, "url": data["url"] + "-other"}))
+    else:
+        entry.write_text(json.dumps({**data, "body": {"name": "leaf-damaged", "versions": []}}))
+    npm_env.requests.clear()
+    add(home, src.url, profile="other")
+    assert npm_env.requests == ["/leaf-damaged"] and npm_env.not_modified == []
+    assert json.loads(entry.read_text())["body"]["versions"]  # rewritten whole
+    assert ("leaf-damaged", "1.0.0") in \
+        installed_packages(home / "profiles/other/node_modules/dsh-damaged")
+
+
+def test_offline_resolves_from_the_cache_and_names_what_is_missing(home, repos, npm_env):
+    src = npm_bundle(repos, "dsh-offc", DEPS)
+    add(home, src.url)
+    npm_env.max_age = 0
+    npm_env.requests.clear()
+    add(home, src.url, profile="other", offline=True)  # any age will do offline: no request
+    assert npm_env.requests == []
+    npm_env.add("leaf-never-cached", "1.0.0")
+    more = npm_bundle(repos, "dsh-offmore", {"leaf-never-cached": "^1.0.0", "lib-b": "^2.0.0"})
+    add(home, more.url, profile="x")  # the bundle's commit into the store …
+    from dshctl.bundles.npm.cache import PackumentCache
+    from dshctl.bundles.npm.registry import ACCEPT
+
+    cache = PackumentCache(home / ".dshctl/store/npm/packuments")
+    cache.path(npm_env.url + "leaf-never-cached", ACCEPT).unlink()  # … but not this packument
+    npm_env.requests.clear()
+    before = snapshot(home / "profiles/other")
+    with pytest.raises(DshctlError) as err:
+        add(home, more.url, profile="other", offline=True)
+    assert err.value.message.startswith("leaf-never-cached@^1.0.0 needed by dsh-offmore")
+    assert "offline" in err.value.message and "without --offline" in err.value.hint
+    assert npm_env.requests == [] and snapshot(home / "profiles/other") == before
+
+
+def test_prefer_offline_uses_a_stale_entry_and_prefer_online_revalidates(home, repos, npm_env,
+                                                                         monkeypatch):
+    npm_env.max_age = 0
+    npm_env.add("leaf-prefer", "1.0.0")
+    src = npm_bundle(repos, "dsh-prefer", {"leaf-prefer": "^1.0.0"})
+    add(home, src.url)
+    npm_env.requests.clear()
+    monkeypatch.setenv("npm_config_prefer_offline", "true")
+    add(home, src.url, profile="other")  # stale, but prefer-offline takes it as it is
+    assert npm_env.requests == []
+    monkeypatch.delenv("npm_config_prefer_offline")
+    add(home, src.url, profile="third")  # stale without it: revalidated
+    assert npm_env.requests == ["/leaf-prefer"] and npm_env.not_modified == ["/leaf-prefer"]
+    npm_env.max_age = 300
+    add(home, src.url, profile="fourth")  # the 304 stored it fresh for 300 s …
+    assert npm_env.requests == ["/leaf-prefer", "/leaf-prefer"]
+    npm_env.requests.clear()
+    npm_env.not_modified.clear()
+    add(home, src.url, profile="fifth")
+    assert npm_env.requests == []  # … so this one is free
+    (home / ".npmrc").write_text("prefer-online=true\n")
+    add(home, src.url, profile="sixth")  # prefer-online revalidates even a fresh entry
+    assert npm_env.requests == ["/leaf-prefer"] and npm_env.not_modified == ["/leaf-prefer"]
+
+
+def _cli_imports(home, spec: str, profile: str) -> set[str]:
+    env = {**os.environ, "DSH_HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dshctl", "plugin",
+                           "--profile", profile, "add", spec], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+def test_the_cli_imports_httpx_without_its_command_line_and_not_at_all_when_all_is_cached(
+        home, repos, npm_env):
+    npm_env.add("leaf-imports", "1.0.0")
+    src = npm_bundle(repos, "dsh-imports", {"leaf-imports": "^1.0.0"})
+    cold = _cli_imports(home, src.url, "web")
+    assert "httpx" in cold  # requests were made, without httpx's command line and what it pulls
+    assert not any(m.startswith(("pygments", "rich.syntax")) for m in cold)
+    warm = _cli_imports(home, src.url, "other")
+    assert not any(m.startswith(("httpx", "httpcore")) for m in warm)  # nothing needed the network
+
+
+def test_a_tarball_fetched_during_resolution_fails_with_the_usual_message(home, repos, npm_env):
+    """Tarballs start downloading as the resolver places their packages; a failure there is
+    reported by the normal path, with the package and the bundle, and nothing is placed."""
+    npm_env.add("tarball-gone", "1.0.0")
+    npm_env.tarballs.pop("/-/tarballs/tarball-gone/tarball-gone-1.0.0.tgz")
+    src = npm_bundle(repos, "dsh-tgone", {"tarball-gone": "^1.0.0", "lib-c": "^1.0.0"})
+    with pytest.raises(DshctlError) as err:
+        add(home, src.url)
+    assert err.value.message.startswith("tarball-gone@1.0.0 needed by dsh-tgone: tarball ")
+    assert "HTTP 404" in err.value.message
+    assert not (home / "profiles/web").exists()
+    stored = [json.loads(p.read_text())["name"] for p in home.glob(".dshctl/store/npm/trees/*.json")]
+    assert "tarball-gone" not in stored
