@@ -9,6 +9,7 @@ import time
 from dshctl.agents.session.store import SessionStore
 from tests.agents.loop_rows import agent_home, without_chunks
 from tests.host.helpers import DSHCTL, WAIT_S, HostProcess, write
+from demo_home import copy_demo_home
 
 READ = [{"text": "Let me look.", "toolCalls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
         {"text": "The notes say alpha."}]
@@ -149,7 +150,7 @@ def test_the_demo_home_answers_with_one_tool_call(tmp_path):
 
     from tests.host.helpers import REPO
     home = tmp_path / "home"
-    shutil.copytree(REPO / "examples" / "home", home, ignore=shutil.ignore_patterns(".dshctl", "sessions"))
+    copy_demo_home(home)
     port0 = write(tmp_path / "port0.yml", "- id: http\n  config: {host: 127.0.0.1, port: 0}\n")
     with HostProcess(home, "web", "--patch", str(port0)):
         result = subprocess.run([DSHCTL, "--home", str(home), "agent", "run", "--profile", "web", "--format",
@@ -169,7 +170,7 @@ def test_a_row_that_fails_on_the_embedded_host_is_one_line_not_a_traceback(tmp_p
 
     from tests.host.helpers import REPO
     home = tmp_path / "home"
-    shutil.copytree(REPO / "examples" / "home", home, ignore=shutil.ignore_patterns(".dshctl", "sessions"))
+    copy_demo_home(home)
     script = home / "profiles/web/node_modules/@demo/assistant/script.yml"
     script.write_text("- text: 3\n")
     result = subprocess.run([DSHCTL, "--home", str(home), "agent", "run", "--profile", "web", "hi"],

@@ -7,7 +7,6 @@ import json
 import os
 import pty
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from dshctl import __version__
 from dshctl.cli.app import main
+from demo_home import copy_demo_home
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_HOME = ROOT / "examples" / "home"
@@ -50,7 +50,7 @@ def empty_home(tmp_path) -> Path:
 @pytest.fixture
 def demo_home(tmp_path) -> Path:
     home = tmp_path / "demo"
-    shutil.copytree(DEMO_HOME, home)
+    copy_demo_home(home)
     return home
 
 

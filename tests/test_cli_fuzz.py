@@ -9,7 +9,6 @@ plus the option's own choices. `host run` always gets `--for 0` so a generated b
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import click
@@ -19,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dshctl.cli.app import app, main
+from demo_home import copy_demo_home
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = 200   # ~0.1 s each: every example runs the real command (about 20 s on a loaded CI machine)
@@ -43,7 +43,7 @@ COMMANDS = [(p, c) for p, c in _commands(ROOT) if p]
 def playground(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("fuzz")
     home = base / "home"
-    shutil.copytree(REPO / "examples" / "home", home)
+    copy_demo_home(home)
     (base / "file.yml").write_text("- id: x\n  name: y\n")
     (base / "bad.yml").write_bytes(b"- id: \xff\n")
     os.mkfifo(base / "fifo.yml")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from demo_home import copy_demo_home
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -18,7 +19,7 @@ DSHCTL = BIN / "dshctl"
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("c") / "home"
-    shutil.copytree(ROOT / "examples" / "home", home)
+    copy_demo_home(home)
     shutil.copytree(home / "profiles" / "web", home / "profiles" / "work")
     return home
 

@@ -31,6 +31,7 @@ from dshctl.core.yaml.nodes import JsExpr
 from dshctl.errors import DshctlError
 from profile_helpers import make_bundle
 from test_profile_corpus import HOMES
+from demo_home import copy_demo_home
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,7 +106,7 @@ def _compositions(tmp_path: Path):
             make_bundle(roots, name, "[]\n")
         yield key, compose_profile(home, profile, bundle_roots=[roots])
     home = tmp_path / "examples-home"
-    shutil.copytree(REPO / "examples" / "home", home)
+    copy_demo_home(home)
     yield "examples", compose_profile(home, "web")
 
 

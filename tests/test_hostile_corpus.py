@@ -9,12 +9,12 @@ processes.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from dshctl.cli.app import main
+from demo_home import copy_demo_home
 
 REPO = Path(__file__).resolve().parents[1]
 BIG = "9" * 5000
@@ -108,7 +108,7 @@ def check_all_readers(capfd, home: Path, target: Path, what: str, readers=READER
 @pytest.fixture
 def home(tmp_path) -> Path:
     target = tmp_path / "home"
-    shutil.copytree(REPO / "examples" / "home", target)
+    copy_demo_home(target)
     return target
 
 

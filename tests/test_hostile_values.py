@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from dshctl.core.yaml.dialect import load_json, load_yaml
 from dshctl.core.yaml.jsvalue import to_json
+from demo_home import copy_demo_home
 
 REPO = Path(__file__).resolve().parents[1]
 DSHCTL = str(REPO / ".venv" / "bin" / "dshctl")
@@ -40,7 +40,7 @@ def assert_clean(result: subprocess.CompletedProcess, code: int | None = None) -
 @pytest.fixture
 def home(tmp_path) -> Path:
     target = tmp_path / "home"
-    shutil.copytree(REPO / "examples" / "home", target)
+    copy_demo_home(target)
     return target
 
 

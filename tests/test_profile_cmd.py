@@ -14,6 +14,7 @@ import pytest
 from dshctl.cli.app import main
 from dshctl.core.yaml.dialect import load_yaml
 from profile_helpers import make_home, write
+from demo_home import copy_demo_home
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "home"
@@ -35,7 +36,7 @@ def _private_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def demo(tmp_path) -> Path:
     home = tmp_path / "home"
-    shutil.copytree(EXAMPLE, home)
+    copy_demo_home(home)
     return home
 
 

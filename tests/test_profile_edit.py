@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,9 +15,9 @@ from dshctl.core.compose.composition import compose_profile
 from dshctl.core.yaml.dialect import load_yaml
 from dshctl.errors import DshctlError
 from profile_helpers import make_home, write
+from demo_home import copy_demo_home
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLE = REPO / "examples" / "home"
 
 
 def cli(capsys, *args):
@@ -31,7 +30,7 @@ def cli(capsys, *args):
 @pytest.fixture
 def demo(tmp_path) -> Path:
     home = tmp_path / "home"
-    shutil.copytree(EXAMPLE, home)
+    copy_demo_home(home)
     return home
 
 

@@ -4,7 +4,6 @@ armed with ``/forever`` from ``dshctl agent run``, then switched off and on live
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 import urllib.error
@@ -13,6 +12,7 @@ import urllib.request
 from tests.agents.loop_agent_helpers import BUNDLE_SRC, free_port
 from tests.bundles.conftest import SourceRepo, git_daemon  # noqa: F401 - the fixture
 from tests.host.helpers import DSHCTL, REPO, WAIT_S, HostProcess, eventually, row_map, write
+from demo_home import copy_demo_home
 
 
 def dshctl(home, *args, timeout=WAIT_S):
@@ -49,7 +49,7 @@ def test_install_from_git_forever_then_switch_it_off_and_on_live(tmp_path, git_d
     repo = SourceRepo(tmp_path, "dsh-loop-agent")
     repo.commit(bundle_files(), "dsh-loop-agent")
     home = tmp_path / "home"
-    shutil.copytree(REPO / "examples" / "home", home, ignore=shutil.ignore_patterns(".dshctl", "sessions"))
+    copy_demo_home(home)
 
     added = dshctl(home, "plugin", "--profile", "web", "add", f"{git_daemon}/dsh-loop-agent.git")
     assert added.returncode == 0, added.stderr

@@ -8,6 +8,7 @@ import pytest
 from dshctl.cli.app import main
 
 from .conftest import snapshot
+from demo_home import copy_demo_home
 
 
 def cli(capsys, *args):
@@ -197,7 +198,7 @@ def test_on_the_demo_home_next_to_an_unlocked_bundle(repos, tmp_path, capsys, mo
     from pathlib import Path
 
     demo = tmp_path / "demo"
-    shutil.copytree(Path(__file__).parents[2] / "examples" / "home", demo, symlinks=True)
+    copy_demo_home(demo, symlinks=True)
     monkeypatch.delenv("DSHCTL_FAULT_STEP", raising=False)
     src = repos("next")
     src.bundle("dsh-next")

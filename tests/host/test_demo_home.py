@@ -5,13 +5,13 @@ from __future__ import annotations
 import shutil
 
 from .helpers import REPO, HostProcess, drift, eventually, http_get, write
+from demo_home import copy_demo_home
 
-DEMO = REPO / "examples" / "home"
 
 
 def demo_host(tmp_path) -> HostProcess:
     home = tmp_path / "home"
-    shutil.copytree(DEMO, home, ignore=shutil.ignore_patterns(".dshctl"))
+    copy_demo_home(home)
     # the demo serves on 9090; a test takes any free port (a --patch layer comes after the user layers)
     port0 = write(tmp_path / "port0.yml", "- id: http\n  config: {host: 127.0.0.1, port: 0}\n")
     host = HostProcess(home, "web", "--patch", str(port0)).__enter__()
