@@ -1,8 +1,6 @@
 """Errors every layer raises, and the exit codes the CLI maps them to."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # Exit codes documented in docs/cli.md.
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # findings, or the command failed for a reason the user can fix
@@ -10,17 +8,31 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 
 
-@dataclass(slots=True, unsafe_hash=True)
 class Loc:
     """A position in a source file; line and column are 1-based. Treat as immutable.
 
-    Not ``frozen``: a frozen dataclass's ``__init__`` is several times slower, and the loader creates
-    one Loc per YAML node.
+    A plain class, not a dataclass: the loader creates one per YAML node (a frozen dataclass's
+    ``__init__`` is several times slower), and importing ``dataclasses`` costs ~8 ms of start-up that
+    a cached ``dshctl lint`` cannot spare (docs/performance.md).
     """
 
-    file: str
-    line: int = 0
-    column: int = 0
+    __slots__ = ("file", "line", "column")
+
+    def __init__(self, file: str, line: int = 0, column: int = 0):
+        self.file = file
+        self.line = line
+        self.column = column
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Loc:
+            return NotImplemented
+        return (self.file, self.line, self.column) == (other.file, other.line, other.column)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.column))
+
+    def __repr__(self) -> str:
+        return f"Loc(file={self.file!r}, line={self.line!r}, column={self.column!r})"
 
     def __str__(self) -> str:
         if self.line:

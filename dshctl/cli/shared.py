@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -15,11 +14,26 @@ if TYPE_CHECKING:  # rich is imported only by commands that print through it (st
     from rich.console import Console
 
 
-@dataclass
 class State:
-    home: Path
-    profile: str
-    debug: bool = False
+    """The root options every command runs with. A plain class: the fast path must not pay for
+    importing ``dataclasses`` (start-up time)."""
+
+    __slots__ = ("home", "profile", "debug")
+
+    def __init__(self, home: Path, profile: str, debug: bool = False):
+        self.home = home
+        self.profile = profile
+        self.debug = debug
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not State:
+            return NotImplemented
+        return (self.home, self.profile, self.debug) == (other.home, other.profile, other.debug)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"State(home={self.home!r}, profile={self.profile!r}, debug={self.debug!r})"
 
 
 def checked_home(explicit: Optional[Path] = None) -> Path:

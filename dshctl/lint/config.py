@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable
 
@@ -37,11 +36,36 @@ def resolved(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
-@dataclass(frozen=True)
-class Override:
-    base: Path  # the directory of the config that declared it; globs are relative to it
-    patterns: tuple[str, ...]
-    rules: dict[str, str]
+class Record:
+    """A value class: its fields are its ``__slots__``; equal, hashed and shown by them. Plain
+    classes instead of dataclasses: a cached ``dshctl lint`` must not pay ~8 ms to import
+    ``dataclasses`` (docs/performance.md). Treat instances as immutable."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+class Override(Record):
+    __slots__ = ("base", "patterns", "rules")
+
+    def __init__(self, base: Path, patterns: tuple[str, ...], rules: dict[str, str]):
+        self.base = base  # the directory of the config that declared it; globs are relative to it
+        self.patterns = patterns
+        self.rules = rules
 
     def matches(self, path: Path) -> bool:
         try:
@@ -51,11 +75,14 @@ class Override:
         return any(glob_match(p, rel) for p in self.patterns)
 
 
-@dataclass(frozen=True)
-class LintConfig:
-    source: str | None = None  # the config file, None for the built-in defaults
-    rules: dict[str, str] = field(default_factory=dict)
-    overrides: tuple[Override, ...] = ()
+class LintConfig(Record):
+    __slots__ = ("source", "rules", "overrides")
+
+    def __init__(self, source: str | None = None, rules: dict[str, str] | None = None,
+                 overrides: tuple[Override, ...] = ()):
+        self.source = source  # the config file, None for the built-in defaults
+        self.rules = {} if rules is None else rules
+        self.overrides = overrides
 
     def levels_for(self, path: Path | None) -> dict[str, str]:
         """Rule id -> configured level for ``path`` (rules not listed keep their own level)."""
@@ -69,11 +96,13 @@ class LintConfig:
 DEFAULTS = LintConfig()
 
 
-@dataclass(frozen=True)
-class RulePolicy:
+class RulePolicy(Record):
     """The levels in force for one file: config levels, then ``--select``/``--ignore``."""
 
-    levels: dict[str, str]
+    __slots__ = ("levels",)
+
+    def __init__(self, levels: dict[str, str]):
+        self.levels = levels
 
     @classmethod
     def build(cls, levels: dict[str, str], select: frozenset[str] | None,
@@ -94,14 +123,12 @@ class RulePolicy:
 
     def apply(self, diags: Iterable) -> list:
         """Drop findings of rules that are off; re-level the configured ones."""
-        from dataclasses import replace
-
         out = []
         for d in diags:
             level = self.levels.get(d.rule)
             if level == "off":
                 continue
-            out.append(replace(d, severity=level) if level and level != d.severity else d)
+            out.append(d.replace(severity=level) if level and level != d.severity else d)
         return out
 
 

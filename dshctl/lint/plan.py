@@ -7,7 +7,6 @@ rule module (``tests/test_lint_imports.py`` keeps that budget). ``pipeline`` re-
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -15,7 +14,7 @@ from typing import Any, Iterable, Mapping
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.core.yaml import filekinds as fk
 from dshctl.errors import UsageError
-from dshctl.lint.config import ConfigResolver, RulePolicy
+from dshctl.lint.config import ConfigResolver, Record, RulePolicy
 
 # The ids of the built-in rules in registration order: the config checks and --select/--ignore
 # need them before any rule module is imported. tests/test_lint_imports.py keeps this equal to
@@ -33,21 +32,26 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, bool]]:
     return fk.discover(paths, kind_of)
 
 
-@dataclass(frozen=True)
-class LintOptions:
+class LintOptions(Record):
     """What the command line adds to the config files."""
 
-    config: Path | None = None  # --config: use this file for every path
-    select: frozenset[str] | None = None
-    ignore: frozenset[str] = frozenset()
-    kind: str | None = None  # --kind: the kind of every file named explicitly (and stdin)
+    __slots__ = ("config", "select", "ignore", "kind")
+
+    def __init__(self, config: Path | None = None, select: frozenset[str] | None = None,
+                 ignore: frozenset[str] = frozenset(), kind: str | None = None):
+        self.config = config  # --config: use this file for every path
+        self.select = select
+        self.ignore = ignore
+        self.kind = kind  # --kind: the kind of every file named explicitly (and stdin)
 
 
-@dataclass
-class LintResult:
-    diagnostics: list[Diagnostic]
-    files: int  # files checked
-    skipped: list[str] = field(default_factory=list)  # named explicitly, but no dsh kind
+class LintResult(Record):
+    __slots__ = ("diagnostics", "files", "skipped")
+
+    def __init__(self, diagnostics: list[Diagnostic], files: int, skipped: list[str] | None = None):
+        self.diagnostics = diagnostics
+        self.files = files  # files checked
+        self.skipped = [] if skipped is None else skipped  # named explicitly, but no dsh kind
 
 
 class Policies:
