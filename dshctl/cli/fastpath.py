@@ -28,8 +28,6 @@ FAST: dict[tuple[str, ...], str] = {
     ("plugin", "add"): "dshctl.cli.plugin_run:add",
 }
 
-_STATE_PARAMS = ("home", "profile")  # folded into the State the body receives, as effective() does
-
 
 class _Decline(Exception):
     """The command line is not one the fast path handles exactly: typer takes it."""
@@ -67,6 +65,7 @@ def _parse(args: list[str]):
     state = _root_state(root_values)
     from dshctl.cli.shared import with_overrides
 
+    # the command's own --home/--profile fold into the State its body receives, as effective() does
     state = with_overrides(state, groups, values.pop("home", None), values.pop("profile", None))
     module, _, function = entry["body"].partition(":")
     return getattr(importlib.import_module(module), function), state, values

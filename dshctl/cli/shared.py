@@ -8,32 +8,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from dshctl.core.home import resolve_home
+from dshctl.records import Record
 from dshctl.terminal import color_enabled
 
 if TYPE_CHECKING:  # rich is imported only by commands that print through it (start-up time)
     from rich.console import Console
 
 
-class State:
-    """The root options every command runs with. A plain class: the fast path must not pay for
-    importing ``dataclasses`` (start-up time)."""
+class State(Record):
+    """The root options every command runs with (a Record: the fast path must not pay for importing
+    ``dataclasses``)."""
 
     __slots__ = ("home", "profile", "debug")
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
 
     def __init__(self, home: Path, profile: str, debug: bool = False):
         self.home = home
         self.profile = profile
         self.debug = debug
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not State:
-            return NotImplemented
-        return (self.home, self.profile, self.debug) == (other.home, other.profile, other.debug)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
-
-    def __repr__(self) -> str:
-        return f"State(home={self.home!r}, profile={self.profile!r}, debug={self.debug!r})"
 
 
 def checked_home(explicit: Optional[Path] = None) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable
 
 from dshctl.errors import Loc, UsageError
+from dshctl.records import Record
 
 CONFIG_FILE = ".dshctl-lint.yaml"
 PYPROJECT = "pyproject.toml"
@@ -34,29 +35,6 @@ def resolved(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return Path(os.path.abspath(path))
-
-
-class Record:
-    """A value class: its fields are its ``__slots__``; equal, hashed and shown by them. Plain
-    classes instead of dataclasses: a cached ``dshctl lint`` must not pay ~8 ms to import
-    ``dataclasses`` (docs/performance.md). Treat instances as immutable."""
-
-    __slots__ = ()
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, f) for f in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.__slots__)
-        return f"{type(self).__name__}({shown})"
 
 
 class Override(Record):

@@ -14,7 +14,8 @@ from typing import Any, Iterable, Mapping
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.core.yaml import filekinds as fk
 from dshctl.errors import UsageError
-from dshctl.lint.config import ConfigResolver, Record, RulePolicy
+from dshctl.lint.config import ConfigResolver, RulePolicy
+from dshctl.records import Record
 
 # The ids of the built-in rules in registration order: the config checks and --select/--ignore
 # need them before any rule module is imported. tests/test_lint_imports.py keeps this equal to
