@@ -137,3 +137,29 @@ def test_we_read_a_log_whose_frames_the_reference_tool_wrote(tmp_path):
     assert seen.header == log.header and seen.events == events
     assert [c["type"] for c in seen.closers][-1] == "turn/end"      # turn 3 was left open
     assert json.loads(store.raw_text("cut").splitlines()[0])["id"] == "cut"
+
+
+def test_frames_compressed_in_many_threads_at_once_all_decode():
+    """Sessions commit off the event loop (asyncio.to_thread), so several threads encode frames at the
+    same time; a zstandard compressor is not thread-safe, and one shared by all of them made corrupt
+    frames ("Data corruption detected" when a restarted host read the log back)."""
+    import os
+    import threading
+
+    from dshctl.agents.session import frames
+
+    payloads = [[os.urandom(64).hex().encode() * (1 + n % 40) for n in range(150)] for _ in range(8)]
+    results: dict[int, list[bytes]] = {}
+    start = threading.Barrier(len(payloads))
+
+    def encode(k: int) -> None:
+        start.wait()
+        results[k] = [frames.compress_frame(p) for p in payloads[k]]
+
+    threads = [threading.Thread(target=encode, args=(k,)) for k in range(len(payloads))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, encoded in results.items():
+        assert [frames.decompress_frame(f) for f in encoded] == payloads[k]

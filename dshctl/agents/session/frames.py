@@ -7,6 +7,7 @@ during append, recoverable) from corruption inside a complete frame (refused).
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import zstandard
@@ -78,19 +79,34 @@ def scan_frames(buf: bytes, max_frames: int | None = None) -> FrameScan:
     return scan
 
 
-_COMPRESSOR = zstandard.ZstdCompressor(write_checksum=True)
-_DECOMPRESSOR = zstandard.ZstdDecompressor()
+# One (de)compressor per thread: zstandard's are not thread-safe, and sessions commit and are read
+# off the event loop (asyncio.to_thread), several at a time; a shared one corrupted frames or crashed.
+_PER_THREAD = threading.local()
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    made = getattr(_PER_THREAD, "compressor", None)
+    if made is None:
+        made = _PER_THREAD.compressor = zstandard.ZstdCompressor(write_checksum=True)
+    return made
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    made = getattr(_PER_THREAD, "decompressor", None)
+    if made is None:
+        made = _PER_THREAD.decompressor = zstandard.ZstdDecompressor()
+    return made
 
 
 def compress_frame(data: bytes) -> bytes:
     """One independently decodable frame with a content checksum (dsh sets ``ZSTD_c_checksumFlag``)."""
-    return _COMPRESSOR.compress(data)
+    return _compressor().compress(data)
 
 
 def decompress_frame(frame: bytes) -> bytes:
     """Decode one complete frame; a checksum mismatch or bad block is :class:`FrameCorruption`."""
     try:
-        obj = _DECOMPRESSOR.decompressobj()
+        obj = _decompressor().decompressobj()
         out = obj.decompress(frame)
     except zstandard.ZstdError as exc:
         raise FrameCorruption(f"Zstandard frame failed validation: {exc}") from None
@@ -102,6 +118,6 @@ def decompress_frame(frame: bytes) -> bytes:
 def decompress_prefix(partial: bytes) -> bytes:
     """Whatever plaintext a torn final frame still yields (no checksum: the frame never finished)."""
     try:
-        return _DECOMPRESSOR.decompressobj().decompress(partial)
+        return _decompressor().decompressobj().decompress(partial)
     except zstandard.ZstdError:
         return b""
