@@ -58,7 +58,7 @@ class TurnStream:
         finally:
             agent.observers.remove(observer)
             agent.ask_user = previous_asker
-        yield {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events)}
+        yield {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events[start:])}
 
     async def _pump(self, agent, queue: asyncio.Queue, idle: asyncio.Future):
         watch = asyncio.ensure_future(self._watch_client(agent))
@@ -122,14 +122,14 @@ def open_hint(exc: Exception) -> str:
 
 
 def turn_summary(events: list[dict]) -> dict:
-    """The last turn's end reason and the text of its last assistant message."""
-    reason, text = None, ""
-    for event in reversed(events):
-        if reason is None and event["type"] == "turn/end":
-            reason = event["data"]["reason"]
+    """The end reason and the text of the last assistant message of the first turn that ends in
+    ``events`` (the session's events since the request came in, when the agent was idle). Not the
+    session's last turn: a loop-runner's continuation starts as soon as the agent is idle and may
+    already be streaming when this runs."""
+    text = ""
+    for event in events:
         if event["type"] == "assistant/message":
             text = "".join(b.get("text", "") for b in event["data"]["message"]["content"] if b.get("type") == "text")
-            break
-        if event["type"] == "turn/start" and reason is not None:
-            break
-    return {"reason": reason, "text": text}
+        elif event["type"] == "turn/end":
+            return {"reason": event["data"]["reason"], "text": text}
+    return {"reason": None, "text": text}
