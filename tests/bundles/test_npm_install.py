@@ -270,7 +270,7 @@ def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env):
     ok = npm_bundle(repos, "dsh-ok", {"lib-a": "^1.0.0"})
     add(home, ok.url)
     before = snapshot(home / "profiles/web")
-    npm_env.behaviour["stalled"] = Behaviour(stall=2)
+    npm_env.behaviour["stalled"] = Behaviour(stall=8)  # long enough for a loaded machine to deliver the SIGINT mid-request
     src = npm_bundle(repos, "dsh-int", {"stalled": "^1.0.0"})
     env = {**os.environ, "DSH_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "dshctl", "plugin", "add", src.url], env=env,
