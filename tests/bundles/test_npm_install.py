@@ -261,7 +261,7 @@ def test_piped_progress_is_one_line_per_phase(home, repos, npm_env):
         assert phase in proc.stderr, proc.stderr
 
 
-def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env):
+def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env, tmp_path):
     import signal
     import time
 
@@ -270,14 +270,17 @@ def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env):
     ok = npm_bundle(repos, "dsh-ok", {"lib-a": "^1.0.0"})
     add(home, ok.url)
     before = snapshot(home / "profiles/web")
-    npm_env.behaviour["stalled"] = Behaviour(stall=8)  # long enough for a loaded machine to deliver the SIGINT mid-request
+    npm_env.behaviour["stalled"] = Behaviour(stall=2)
     src = npm_bundle(repos, "dsh-int", {"stalled": "^1.0.0"})
-    env = {**os.environ, "DSH_HOME": str(home)}
+    # A cache of its own: the run-wide cache may already hold "stalled" (another test can fetch it),
+    # and then no request would stall and there would be nothing to interrupt.
+    env = {**os.environ, "DSH_HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "own-cache")}
     proc = subprocess.Popen([sys.executable, "-m", "dshctl", "plugin", "add", src.url], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while "/stalled" not in npm_env.requests and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert proc.poll() is None, "the add ended before its stalled request could be interrupted"
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
