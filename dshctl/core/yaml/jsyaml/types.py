@@ -26,11 +26,16 @@ _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r
 
 
 class JsYamlError(Exception):
-    """A YAMLException: ``reason`` and, when js-yaml gives one, a 1-based ``line``/``column``."""
+    """A YAMLException: ``reason`` and, when js-yaml gives one, a 1-based ``line``/``column``.
 
-    def __init__(self, reason: str, line: int | None = None, column: int | None = None):
+    ``where`` is a position js-yaml knows but does not print (the start of a second document): it
+    never enters ``message``, and dshctl uses it only for its own file:line:col."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None, *,
+                 where: tuple[int, int] | None = None):
         super().__init__(reason)
         self.reason, self.line, self.column = reason, line, column
+        self.where = where
 
     @property
     def message(self) -> str:
