@@ -12,6 +12,8 @@ beside dshctl"):
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -84,12 +86,45 @@ def dshctl_run(invocation: Invocation, env: dict[str, str]) -> subprocess.Comple
                           env={**env, "DSH_HOME": str(invocation.home)}, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
-def dshctl_batch(invocations: list[Invocation], cache: Path) -> list[Outcome]:
-    """``dshctl profile dump`` for each invocation, as separate processes (two at a time)."""
+def dshctl_batch(invocations: list[Invocation], cache: Path, *, processes: bool = False) -> list[Outcome]:
+    """``dshctl profile dump`` for each invocation: through the CLI's entry point in this process (a
+    process start costs ~0.15 s, the dump a few ms), or as separate processes (two at a time)."""
     env = dshctl_env(cache)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = list(pool.map(lambda inv: dshctl_run(inv, env), invocations))
+    if processes:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            runs = list(pool.map(lambda inv: dshctl_run(inv, env), invocations))
+    else:
+        runs = [dshctl_in_process(inv, env) for inv in invocations]
     return [dshctl_outcome(run) for run in runs]
+
+
+def dshctl_in_process(invocation: Invocation, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``dshctl.cli.app.main`` (what the ``dshctl`` script calls) with the invocation's DSH_HOME, cache,
+    working directory, stdout and stderr; the process's own are restored afterwards."""
+    from dshctl.cli.app import main
+
+    wanted = {**env, "DSH_HOME": str(invocation.home)}
+    keys = {"DSH_HOME", "DSHCTL_CACHE_DIR", "NO_COLOR", "COLUMNS"}
+    saved = {k: os.environ.get(k) for k in keys}
+    cwd = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update({k: wanted[k] for k in keys})
+        os.chdir(invocation.cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(invocation.dshctl_argv())
+                code = 0
+            except SystemExit as done:
+                code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    finally:
+        os.chdir(cwd)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(invocation.dshctl_argv(), code, out.getvalue(), err.getvalue())
 
 
 def dshctl_outcome(run: subprocess.CompletedProcess) -> Outcome:

@@ -221,6 +221,17 @@ def test_the_driver_is_the_cli(matrix, real_dsh):
             assert run.returncode == 1 and dsh_cli_error(run.stderr) == "dsh: " + driven.error
 
 
+def test_in_process_dshctl_is_the_cli(matrix, tmp_path):
+    """The matrix calls dshctl's entry point in-process; `python -m dshctl` processes say the same."""
+    keys = ["demo+warnings", "demo-layered", "error:broken-user", "error:missing-bundle",
+            "home:zhoupen9__deepseek-harness-home__web", "demo+missing-relative"]
+    processes = dshctl_batch([matrix.rows[k][0] for k in keys], tmp_path / "cache", processes=True)
+    for key, run in zip(keys, processes, strict=True):
+        ours = matrix.dshctl(key)
+        assert (run.ok, run.stdout, run.warnings, run.error, run.raw_stderr) == \
+            (ours.ok, ours.stdout, ours.warnings, ours.error, ours.raw_stderr), key
+
+
 def test_a_bundle_only_dump_refuses_a_patch_in_both(matrix, real_dsh, tmp_path):
     inv = matrix.rows["demo+warnings"][0]
     refused = real_dsh.run(inv.home, "--profile", "web", "--dump-default-config", "--patch", inv.patches[0])
