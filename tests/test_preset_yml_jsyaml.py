@@ -35,6 +35,8 @@ TEXTS = [
     "name: 2024-01-01\ndescription: ok\n",
     "name: Plain\ndescription: plain text\norder: 1\n",
     "name: Tagged\nextra: !!set {a, b}\n",
+    "name: !!binary aGVsbG8=\ndescription: bytes\n",
+    "name: 42\n",
 ]
 
 
@@ -84,6 +86,8 @@ def _check(text: str, verdict) -> None:
     name = what.get("name")
     if isinstance(name, str) and name.strip() and not re.fullmatch(r"\d{4}-\d\d-\d\dT.*Z", name):
         assert metadata.name == name.strip(), text
+    elif "name" in what:  # not text to dsh (a date, a Uint8Array, a number, …): dropped
+        assert metadata.name is None, text
 
 
 def test_handwritten_preset_files_read_as_js_yaml_reads_them(dump_oracle):

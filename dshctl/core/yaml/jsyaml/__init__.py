@@ -23,10 +23,10 @@ from typing import Any
 from dshctl.core.yaml.utf16 import from_utf16
 
 from .loader import Loader
-from .types import (DATE, DEFAULT, ENTRY_LIST, JSON, MAX_DEPTH, TIMESTAMP, JsDate, JsYamlError,
+from .types import (DATE, DEFAULT, ENTRY_LIST, JSON, MAX_DEPTH, TIMESTAMP, JsBinary, JsDate, JsYamlError,
                     Schema)
 
-__all__ = ["DATE", "DEFAULT", "ENTRY_LIST", "JSON", "MAX_DEPTH", "TIMESTAMP", "JsDate", "JsYamlError",
+__all__ = ["DATE", "DEFAULT", "ENTRY_LIST", "JSON", "MAX_DEPTH", "TIMESTAMP", "JsBinary", "JsDate", "JsYamlError",
            "Schema", "first_error", "load"]
 
 

@@ -44,6 +44,13 @@ class JsYamlError(Exception):
 
 
 @dataclass(frozen=True)
+class JsBinary:
+    """A ``!!binary`` (a Uint8Array in JavaScript, so never a string to dsh): its base64 text is kept."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class JsDate:
     """A ``!!timestamp`` (a JavaScript Date): only its source text is kept."""
 
@@ -128,7 +135,7 @@ def resolve_explicit(name: str, data: Any) -> tuple[bool, Any]:
             if code < 0:
                 return False, None
             bits += 6
-        return bits % 8 == 0, data
+        return bits % 8 == 0, JsBinary(from_utf16(data))
     if name in ("omap", "pairs"):
         if data is None:
             return True, []
