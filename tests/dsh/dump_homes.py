@@ -223,3 +223,21 @@ WARNING_PATCH = """\
 - id: echo-uppr
   disabled: true
 """
+
+
+# Profile manifests dsh reads with a bare JSON.parse and no shape checks: profile name -> package.json text.
+MANIFEST_CASES = {
+    "manifest-array": "[1]\n",
+    "manifest-truncated": '{"name": ',
+    "bundles-a-string": '{"dsh": {"profile": {"bundles": "@deepseek-ai/dsh-base"}}}\n',
+    "bundles-a-number": '{"dsh": {"profile": {"bundles": [1]}}}\n',
+    "no-dsh-section": '{"name": "dsh-profile-no-dsh-section", "private": true}\n',
+}
+
+
+def manifest_home(target: Path) -> Path:
+    home = target / "manifests"
+    for profile, text in MANIFEST_CASES.items():
+        (home / "profiles" / profile).mkdir(parents=True)
+        (home / "profiles" / profile / "package.json").write_text(text)
+    return home

@@ -112,6 +112,9 @@ def _invocations(real_dsh, root: Path) -> list[Invocation]:
     for profile in [*dump_homes.ERROR_PROFILES, "not-a-profile"]:
         both(f"error:{profile}", errors, profile)
     both("error:broken-home-layer", dump_homes.broken_home_layer_home(root), "web")
+    manifests = dump_homes.manifest_home(root)
+    for profile in dump_homes.MANIFEST_CASES:
+        out.append(Invocation(f"manifest:{profile}", manifests, profile, root))
     return out
 
 
@@ -255,3 +258,20 @@ def test_dsh_resolves_dshctls_base_bundle_only_once_it_is_installed(real_dsh, tm
     assert ours.ok and ours.stdout.startswith("# == @dshctl/host-base")
     assert json.loads((home / "profiles" / "web" / "package.json").read_text())["dsh"]["profile"]["bundles"][0] \
         == "@dshctl/host-base"
+
+
+def test_manifests_dsh_trips_over_are_dshctl_errors_or_its_documented_empty_dump(matrix):
+    """dsh checks only that a profile manifest is an object; past that a wrong shape is a JavaScript
+    TypeError (or V8's JSON.parse text). dshctl names the file and the rule (docs/compose.md)."""
+    assert_same(matrix, "manifest:manifest-array")
+    for key in ("manifest:bundles-a-string", "manifest:bundles-a-number"):
+        dsh, ctl = matrix.dsh(key), matrix.dshctl(key)
+        assert not dsh.ok and not dsh.error.startswith("dsh: ")  # a TypeError from inside dsh
+        manifest = matrix.rows[key][0].home / "profiles" / matrix.rows[key][0].profile / "package.json"
+        assert ctl.error == f"dsh.profile.bundles in {manifest} must be a list of package names"
+    dsh, ctl = matrix.dsh("manifest:manifest-truncated"), matrix.dshctl("manifest:manifest-truncated")
+    assert not dsh.ok and not ctl.ok and dsh.error == "Unexpected end of JSON input"
+    assert ctl.error == "unexpected end of JSON input"  # and dshctl's location says where: 1:10
+    # No bundles, no layers: dsh prints an empty line, dshctl `[]` (it always loads as a list).
+    dsh, ctl = matrix.dsh("manifest:no-dsh-section"), matrix.dshctl("manifest:no-dsh-section")
+    assert (dsh.ok, dsh.stdout, ctl.ok, ctl.stdout) == (True, "\n", True, "[]\n")
