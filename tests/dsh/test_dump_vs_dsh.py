@@ -123,7 +123,7 @@ def matrix(real_dsh, tmp_path_factory) -> Matrix:
     root = tmp_path_factory.mktemp("dump-vs-dsh")
     invocations = _invocations(real_dsh, root)
     dsh = dsh_batch(real_dsh, invocations, root)  # first: dsh links its in-box bundles into each home
-    # Every corpus patch file that both dumps accept, all at once and in argv order (--patch repeats).
+    # Every corpus patch file dsh accepts, all at once and in argv order (--patch repeats).
     ok = [inv.patches[0] for inv, outcome in zip(invocations, dsh) if inv.key.startswith("patch:") and outcome.ok]
     more = [Invocation("patches:all", root / "patch-home", "web", root, patches=ok),
             Invocation("patches:all-reversed", root / "patch-home", "headless", root, patches=ok[::-1])]
