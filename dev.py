@@ -6,7 +6,9 @@
 
 The virtual environment lives in .venv and is re-installed when pyproject.toml changes. The test suite
 also needs Node.js and npm (differential tests against npm's semver and js-yaml, dsh's own parser) and
-the reference `zstd` tool (session log frames): when they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
+the reference `zstd` tool (session log frames), and `tar`, `gzip` and `flock` to set up the real dsh
+(../shared/dsh/setup.sh fetches Node 24 and pnpm from the npm registry once per machine, ~80 s): when
+they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
 """
 from __future__ import annotations
 
@@ -121,8 +123,11 @@ def summarize(path: str, body: str) -> str:
     return "\n".join(lines(json.loads(body)["rows"]))
 
 
-# Commands the differential tests run, with the Debian package that brings each.
-TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd"}
+# Commands the differential tests run, with the Debian package that brings each. tar, gzip and flock
+# are what ../shared/dsh/setup.sh needs besides npm to set up the real dsh (tests/dsh/real_dsh.py);
+# Debian has them on every system, a slim image may not.
+TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "tar": "tar", "gzip": "gzip",
+              "flock": "util-linux"}
 
 
 def ensure_node() -> None:

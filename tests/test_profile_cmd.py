@@ -152,6 +152,10 @@ def test_default_only_and_patch(capsys, tmp_path):
     assert json.loads(out)["rows"] == [{"id": "a", "name": "A"}]
     _, out, _ = cli(capsys, "profile", "dump", "--home", str(home), "--patch", str(extra), "-f", "json")
     assert json.loads(out)["rows"] == [{"id": "a", "name": "A", "x": 1, "y": 2}]
+    # As dsh's --dump-default-config, the bundle-only dump refuses a --patch instead of dropping it.
+    code, out, err = cli(capsys, "profile", "dump", "--home", str(home), "--default-only", "--patch", str(extra))
+    assert (code, out) == (2, "")
+    assert err.startswith("dshctl: error: --default-only prints the bundle layers and takes no --patch\n")
 
 
 def test_file_errors_are_one_line_with_location(capsys, tmp_path):

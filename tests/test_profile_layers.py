@@ -229,7 +229,9 @@ def test_missing_bundle_patch_file_and_missing_patch_file(tmp_path):
     assert "ENOENT" in exc.value.message
     with pytest.raises(DshctlError) as exc:
         compose_profile(make_home(tmp_path / "x"), "web", patches=[tmp_path / "none.yml"])
-    assert exc.value.message == f"failed to read overlay {tmp_path / 'none.yml'}: ENOENT: no such file or directory"
+    missing = tmp_path / "none.yml"
+    assert exc.value.message == (f"failed to read overlay {missing}: "
+                                 f"Error: ENOENT: no such file or directory, open '{missing}'")
 
 
 def test_unreadable_home_layer_uses_failed_to_read_patches(tmp_path):

@@ -57,7 +57,7 @@ def dump(
     ctx: typer.Context,
     patch: PatchOpt = None,
     default_only: Annotated[bool, typer.Option(
-        "--default-only", help="Bundle layers only; the user layers and --patch are not read.")] = False,
+        "--default-only", help="Bundle layers only (dsh --dump-default-config): the user layers are not read; no --patch.")] = False,
     fmt: Annotated[str, typer.Option("--format", "-f", help="yaml or json.")] = "yaml",
     strict: StrictOpt = False,
     bundle_root: BundleRootOpt = None,

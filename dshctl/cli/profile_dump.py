@@ -34,6 +34,13 @@ def _run(state, patch, default_only: bool, fmt: str, strict: bool, bundle_root) 
     from dshctl.core.compose import dumpcache
 
     check_format(fmt, ("yaml", "json"))
+    if default_only and patch:
+        from dshctl.errors import UsageError
+
+        # dsh refuses the same pair (`--dump-default-config … takes no --patch`) rather than drop a
+        # file the user named.
+        raise UsageError("--default-only prints the bundle layers and takes no --patch",
+                         hint="drop --patch, or drop --default-only to apply it")
     key = None  # no key under --no-cache: making one stats every source file of dshctl
     if dumpcache.cache_dir() is not None:
         key = dumpcache.make_key(state.home, state.profile, patch or (), default_only, bundle_root or (), fmt)

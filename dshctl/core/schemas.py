@@ -250,6 +250,12 @@ def _got(instance: Any) -> str:
         return "a mapping"
     if isinstance(instance, list):
         return "a list"
+    from dshctl.core.yaml.jsyaml import JsBinary, JsDate  # js-yaml's default schema (preset.yml)
+
+    if isinstance(instance, JsDate):
+        return f"a date ({instance.text}; quote it to keep it text)"
+    if isinstance(instance, JsBinary):
+        return "binary data (!!binary)"
     return json.dumps(instance, ensure_ascii=False)
 
 

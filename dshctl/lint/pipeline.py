@@ -31,6 +31,10 @@ def load(path: str, text: str | None, kind: str, data: bytes | None = None) -> L
             lf.text = text = read_text(path) if data is None else decode_text(data, path)
         if kind == fk.PACKAGE_JSON or (kind == fk.SETTINGS and path.endswith(".json")):
             lf.document = load_json(text, path)
+        elif kind == fk.PRESET:  # as dsh and `dshctl preset list` read it: js-yaml's default schema
+            from dshctl.core.yaml.default_schema import load_default_yaml
+
+            lf.document = load_default_yaml(text, path)
         else:
             lf.document = load_yaml(text, path, js=kind not in (fk.PRESET, fk.SETTINGS))
     except ParseError as err:

@@ -61,9 +61,8 @@ def load_patch_file(path: Path, label: str, *, optional: bool = False) -> list |
         missing = exc.message == "file not found"
         if missing and optional:
             return None
-        reason = "ENOENT: no such file or directory" if missing else exc.message
-        raise DshctlError(f"failed to read {label} {path}: {reason}", loc=Loc(str(path)),
-                          hint=_read_hint(label, missing)) from None
+        raise DshctlError(f"failed to read {label} {path}: {node_read_error(exc.message, path)}",
+                          loc=Loc(str(path)), hint=_read_hint(label, missing)) from None
     patches = parse_patch_text(text, path, label)
     if stamp is not None and time.time_ns() - stamp[0] > RACY_NS:
         _PARSED[str(path)] = (stamp, label, patches)
@@ -102,6 +101,21 @@ def parse_patch_text(text: str, path: Path, label: str) -> list:
                 loc=doc.value.loc_of(number - 1),
                 hint="each item is '- id: <row>' with keys to set, or '- insert: [rows]'")
     return doc.value
+
+
+# What Node's ``String(error)`` says when ``readFileSync`` fails, as dsh quotes it after "failed to read
+# <label> <file>: " (tests/dsh/test_dump_vs_dsh.py compares them with the real dsh).
+_NODE_READ_ERRORS = {
+    "file not found": "Error: ENOENT: no such file or directory, open '{path}'",
+    "is a directory, not a file": "Error: EISDIR: illegal operation on a directory, read",
+    "cannot read: Permission denied": "Error: EACCES: permission denied, open '{path}'",
+}
+
+
+def node_read_error(reason: str, path: Path) -> str:
+    """dshctl's read failure as Node words it; a failure Node has no fixed text for stays dshctl's."""
+    template = _NODE_READ_ERRORS.get(reason)
+    return template.format(path=path) if template else reason
 
 
 def _read_hint(label: str, missing: bool) -> str:

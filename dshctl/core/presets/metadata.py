@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,27 +24,23 @@ def parse_metadata(data: bytes, path: Path) -> Metadata:
     default schema (``jsyaml.DEFAULT``), so ``2024-01-01`` is a date and ``<<`` merges. Positions for
     the problems come from the fast reader when it can read the file."""
     # the readers are imported on the first parse: a scan whose cache holds every file never needs them
-    from dshctl.core.yaml import jsyaml
+    from dshctl.core.yaml.default_schema import load_default_yaml
     from dshctl.core.yaml.nodes import to_plain
-    from dshctl.core.yaml.verdict import yaml_error
 
     file = str(path)
     text = decode(data)
-    positions = _fast(text, file)
     try:
-        # Only timestamps, `<<` and tags tell js-yaml's default schema from the JSON one the fast
-        # reader speaks: without them its (js-yaml-checked) value is dsh's, and the port is not needed.
-        value = to_plain(positions) if positions is not _FAILED and not _DEFAULT_ONLY.search(text) \
-            else jsyaml.load(text, jsyaml.DEFAULT)
-    except jsyaml.JsYamlError as err:
-        loc = yaml_error(err, text, file).loc
+        # The same reading as `dshctl lint`'s (core/yaml/default_schema.py), so both say the same.
+        positions = load_default_yaml(text, file).value
+    except ParseError as err:
         return Metadata(problems=(MetadataProblem(
-            f"preset.yml is not valid YAML ({err.message}); dsh ignores the whole file", loc,
+            f"preset.yml is not valid YAML ({err.js_message or err.message}); dsh ignores the whole file",
+            err.loc or Loc(file),
             "fix the YAML there; until then dsh shows the preset under its id, with no description"),))
     except RecursionError:
         return Metadata(problems=(MetadataProblem("preset.yml nests too deeply; dsh ignores the whole file",
                                                   Loc(file)),))
-    positions = None if positions is _FAILED else positions
+    value = to_plain(positions)
     if not isinstance(value, dict):
         return Metadata(problems=(MetadataProblem("preset.yml is not a mapping; dsh ignores the whole file",
                                                   _loc(positions, None, file)),))
@@ -101,20 +96,6 @@ def _plain_source(text: str, loc: Loc) -> str | None:
     if rest[:1] in ("'", '"', "|", ">", "!", "&", "*", "[", "{", ""):
         return None
     return rest.split(" #", 1)[0].strip() or None
-
-
-_DEFAULT_ONLY = re.compile(r"[0-9]{4}-[0-9]|<<|!")
-_FAILED = object()
-
-
-def _fast(text: str, file: str) -> Any:
-    """The fast reader's value (JSON schema, with positions), or _FAILED."""
-    from dshctl.core.yaml.dialect import load_yaml
-
-    try:
-        return load_yaml(text, file, js=False).value
-    except ParseError:
-        return _FAILED
 
 
 def unreadable_metadata(exc: OSError, path: Path) -> Metadata:

@@ -43,13 +43,16 @@ def yaml_error(found: jsyaml.JsYamlError, text: str, path: str, *, fallback: Par
                ) -> ParseError:
     """js-yaml's error as a ParseError at its position (columns turned from UTF-16 units).
 
-    js-yaml gives no position for a second document; the fast reader's (where it starts) is kept."""
+    js-yaml gives no position for a second document: the location is where the port saw it start
+    (``JsYamlError.where``), and the message stays js-yaml's, without one."""
     fallback_hint = fallback.hint if fallback else None
     if found.reason.startswith("null byte"):  # js-yaml counts it on line 1 whatever the line
         nul = text.find("\x00")
         loc = Loc(path, text.count("\n", 0, nul) + 1, nul - (text.rfind("\n", 0, nul) + 1) + 1)
     elif found.line:
         loc = Loc(path, found.line, _column(text, found.line, found.column))
+    elif found.where:
+        loc = Loc(path, found.where[0], _column(text, *found.where))
     else:
         loc = fallback.loc if fallback and fallback.loc else Loc(path)
     # The fast reader's hint is the more specific one when both name the same error (it knows the key).

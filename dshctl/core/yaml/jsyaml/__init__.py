@@ -23,20 +23,22 @@ from typing import Any
 from dshctl.core.yaml.utf16 import from_utf16
 
 from .loader import Loader
-from .types import (DATE, DEFAULT, ENTRY_LIST, JSON, MAX_DEPTH, TIMESTAMP, JsDate, JsYamlError,
+from .types import (DATE, DEFAULT, ENTRY_LIST, JSON, MAX_DEPTH, TIMESTAMP, JsBinary, JsDate, JsYamlError,
                     Schema)
 
-__all__ = ["DATE", "DEFAULT", "ENTRY_LIST", "JSON", "MAX_DEPTH", "TIMESTAMP", "JsDate", "JsYamlError",
+__all__ = ["DATE", "DEFAULT", "ENTRY_LIST", "JSON", "MAX_DEPTH", "TIMESTAMP", "JsBinary", "JsDate", "JsYamlError",
            "Schema", "first_error", "load"]
 
 
 def load(text: str, schema: Schema = ENTRY_LIST) -> Any:
     """``yaml.load(text, {schema})``; raises JsYamlError as js-yaml throws."""
-    docs = Loader(text, schema).documents()
+    loader = Loader(text, schema)
+    docs = loader.documents()
     if not docs:
         return None
-    if len(docs) > 1:
-        raise JsYamlError("expected a single document in the stream, but found more")
+    if len(docs) > 1:  # js-yaml's message has no position; where the second document starts is kept
+        raise JsYamlError("expected a single document in the stream, but found more",
+                          where=loader.doc_starts[1])
     return _from_image(docs[0])
 
 

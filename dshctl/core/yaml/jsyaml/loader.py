@@ -28,7 +28,9 @@ class Loader(Collections):
         while self.c(self.position) == 0x20:
             self.line_indent += 1
             self.position += 1
+        self.doc_starts: list[tuple[int, int]] = []  # (line, UTF-16 column), 1-based, per document
         while self.position < self.length - 1:
+            self.doc_starts.append((self.line + 1, self.position - self.line_start + 1))
             self.read_document()
         return self.docs
 

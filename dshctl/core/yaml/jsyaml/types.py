@@ -26,16 +26,28 @@ _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n\r
 
 
 class JsYamlError(Exception):
-    """A YAMLException: ``reason`` and, when js-yaml gives one, a 1-based ``line``/``column``."""
+    """A YAMLException: ``reason`` and, when js-yaml gives one, a 1-based ``line``/``column``.
 
-    def __init__(self, reason: str, line: int | None = None, column: int | None = None):
+    ``where`` is a position js-yaml knows but does not print (the start of a second document): it
+    never enters ``message``, and dshctl uses it only for its own file:line:col."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None, *,
+                 where: tuple[int, int] | None = None):
         super().__init__(reason)
         self.reason, self.line, self.column = reason, line, column
+        self.where = where
 
     @property
     def message(self) -> str:
         """The first line of js-yaml's ``error.message``."""
         return self.reason if self.line is None else f"{self.reason} ({self.line}:{self.column})"
+
+
+@dataclass(frozen=True)
+class JsBinary:
+    """A ``!!binary`` (a Uint8Array in JavaScript, so never a string to dsh): its base64 text is kept."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,7 @@ def resolve_explicit(name: str, data: Any) -> tuple[bool, Any]:
             if code < 0:
                 return False, None
             bits += 6
-        return bits % 8 == 0, data
+        return bits % 8 == 0, JsBinary(from_utf16(data))
     if name in ("omap", "pairs"):
         if data is None:
             return True, []
