@@ -29,7 +29,7 @@ def profile_args(policy: SandboxPolicy, hidden: list[str], cwd: str) -> list[str
     if not policy.network:
         args.append("--unshare-net")
     remounts: list[str] = []          # read-only remounts last: binds below them need their mountpoints
-    for path in (h for h in hidden if not is_within(h, ws)):
+    for path in (h for h in hidden if not is_within(h, ws) and not is_within(h, PRIVATE_TMP)):
         args += _hide(path, remounts)
     args += ["--tmpfs", PRIVATE_TMP]
     if not writable:

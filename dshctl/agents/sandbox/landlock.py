@@ -92,6 +92,10 @@ def build_ruleset(read: list[str], write: list[str], *, network: bool, abi: int)
     return fd
 
 
+def add_path(ruleset: int, path: str, rights: int) -> None:
+    _add_path(_libc(), ruleset, path, rights)
+
+
 def _add_path(libc, ruleset: int, path: str, rights: int) -> None:
     try:
         target = os.open(path, os.O_PATH | os.O_CLOEXEC)

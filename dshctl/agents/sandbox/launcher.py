@@ -80,6 +80,7 @@ def main() -> None:
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if os.getppid() != launcher:
                 os._exit(FAILURE_EXIT)
+            landlock.add_path(ruleset, f"/proc/{os.getpid()}", landlock.READ_RIGHTS & landlock.handled_fs(spec["abi"]))
             landlock.restrict_self(ruleset)
             os.close(ruleset)
         except OSError as exc:

@@ -174,7 +174,7 @@ class SandboxService:
         candidate = Backend("landlock", enforcement, LANDLOCK_DENIALS, (LANDLOCK_FAILURE,), abi)
         spec = {"read": ["/"], "write": ["/dev/null"], "network": False, "abi": abi}
         try:
-            done = subprocess.run([self.python, "-I", "-S", LAUNCHER, json.dumps(spec), "--", "true"],
+            done = subprocess.run([self.python, "-I", "-S", LAUNCHER, json.dumps(spec), "--", self.python, "-I", "-S", "-c", ""],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   timeout=self.probe_timeout)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -224,13 +224,25 @@ def landlock_spec(policy: SandboxPolicy, hidden: list[str], temp: str, abi: int)
     ws = policy.workspace_root
     shut = [*hidden, os.path.realpath(tempfile.gettempdir()), "/tmp"]
     inside = [h for h in shut if is_within(h, ws) and h != ws]
-    read = readable_subtrees("/", shut) + readable_subtrees(ws, inside)
+    read = [r for r in readable_subtrees("/", shut) if r != "/proc"] + proc_without_processes()
+    read += readable_subtrees(ws, inside)
     write = ["/dev/null"]
     if policy.mode == WORKSPACE_WRITE:
         write += readable_subtrees(ws, inside) + [temp]
     else:
         read.append(temp)
     return {"read": read, "write": write, "network": policy.network, "abi": abi}
+
+
+def proc_without_processes() -> list[str]:
+    """/proc's entries but no process's directory: Landlock does not stop a confined process from
+    reading a same-user process's ``/proc/<pid>/environ`` (only ``mem`` and the like), so those are
+    left out of the grants; the launcher grants the confined process its own (``/proc/<pid>``)."""
+    try:
+        with os.scandir("/proc") as entries:
+            return [e.path for e in entries if not e.name.isdigit() and not e.is_symlink()]
+    except OSError:
+        return []
 
 
 def chain_from_env() -> tuple[str, ...]:
