@@ -24,7 +24,7 @@ PRIVATE_TMP = "/tmp"
 
 def profile_args(policy: SandboxPolicy, hidden: list[str], cwd: str) -> list[str]:
     ws, writable = policy.workspace_root, policy.mode == WORKSPACE_WRITE
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-ipc", "--proc", "/proc",
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--proc", "/proc",
             "--die-with-parent", "--new-session"]
     if not policy.network:
         args.append("--unshare-net")
@@ -37,6 +37,9 @@ def profile_args(policy: SandboxPolicy, hidden: list[str], cwd: str) -> list[str
     args += ["--bind" if writable else "--ro-bind", ws, ws]
     for path in (h for h in hidden if is_within(h, ws) and h != ws):
         args += _hide(path, remounts)
+    for path in policy.readable:
+        if os.path.lexists(path):
+            args += ["--ro-bind", path, path]
     for path in remounts:
         args += ["--remount-ro", path]
     return args + ["--chdir", cwd]

@@ -46,7 +46,8 @@ class SandboxPolicy:
     ``mode`` and ``workspace_root`` are dsh's ``SandboxExecutionPolicy``. ``network`` is ours: dsh's
     modes say nothing about the network (it stays open there); a consumer that must not reach it
     (Code Mode's worker) sets it False. ``hide`` adds paths to the secrets a confined process never
-    reads (docs/sandbox.md lists the built-in ones).
+    reads (docs/sandbox.md lists the built-in ones); ``readable`` names paths it must read even where
+    they sit under a hidden one (an interpreter installed in the home, say), read-only.
     """
 
     mode: str
@@ -54,11 +55,14 @@ class SandboxPolicy:
     session_id: str | None = None
     network: bool = True
     hide: tuple[str, ...] = field(default=())
+    readable: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
         if self.mode not in SANDBOX_MODES:
             raise ValueError(f'unknown sandbox mode "{self.mode}" (one of {", ".join(SANDBOX_MODES)})')
         object.__setattr__(self, "workspace_root", canonical(self.workspace_root))
+        object.__setattr__(self, "hide", tuple(canonical(p) for p in self.hide))
+        object.__setattr__(self, "readable", tuple(canonical(p) for p in self.readable))
 
     @property
     def confined(self) -> bool:

@@ -123,6 +123,19 @@ def _signal(send) -> None:
         pass
 
 
+_DEFAULT: "SandboxService | None" = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_service() -> "SandboxService":
+    """The process's own provider, for consumers with no ``ctx.sandbox`` row (probed once, cached)."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = SandboxService()
+        return _DEFAULT
+
+
 class SandboxService:
     """The provider behind ``ctx.sandbox``. One per host; thread-safe probe."""
 
@@ -225,7 +238,7 @@ def landlock_spec(policy: SandboxPolicy, hidden: list[str], temp: str, abi: int)
     shut = [*hidden, os.path.realpath(tempfile.gettempdir()), "/tmp"]
     inside = [h for h in shut if is_within(h, ws) and h != ws]
     read = [r for r in readable_subtrees("/", shut) if r != "/proc"] + proc_without_processes()
-    read += readable_subtrees(ws, inside)
+    read += readable_subtrees(ws, inside) + list(policy.readable)
     write = ["/dev/null"]
     if policy.mode == WORKSPACE_WRITE:
         write += readable_subtrees(ws, inside) + [temp]
