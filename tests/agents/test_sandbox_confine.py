@@ -219,7 +219,9 @@ def test_no_backend_fails_closed_with_dshs_error(world):
     assert str(info.value).startswith('sandbox mode "workspace-write" is requested but no sandbox backend is '
                                       "usable on this host; refusing to run the command unconfined.")
     # danger-full-access never consults a backend
-    assert svc.confine(["true"], SandboxPolicy("danger-full-access", str(world[0]))).spawn().kill_tree() == 0
+    proc = svc.confine(["true"], SandboxPolicy("danger-full-access", str(world[0]))).spawn()
+    proc.proc.wait()
+    assert proc.kill_tree() == 0
 
 
 def test_the_documented_setting_forces_no_backend(world, monkeypatch):

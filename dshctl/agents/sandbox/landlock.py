@@ -120,3 +120,10 @@ def restrict_self(ruleset: int) -> None:
         raise LandlockError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
     if libc.syscall(ctypes.c_long(SYS_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
         raise LandlockError(ctypes.get_errno(), "landlock_restrict_self failed")
+
+
+def launcher_args(spec: dict) -> list[str]:
+    """The launcher's arguments for ``spec`` (``abi``, ``network``, ``read``, ``write``): the host
+    builds them here, ``launcher.parse`` reads them back."""
+    return [str(spec["abi"]), "1" if spec["network"] else "0", str(len(spec["read"])), *spec["read"],
+            str(len(spec["write"])), *spec["write"]]

@@ -1,15 +1,16 @@
-"""The Landlock launcher: ``python3 -I -S launcher.py SPEC -- ARGV...`` (standard library only).
+"""The Landlock launcher: ``python3 -I -S launcher.py ABI NETWORK N READ... M WRITE... -- ARGV...``
+(standard library only; no ``json``, ``signal`` or ``enum`` — they would double its start-up).
 
-It builds the ruleset SPEC describes (JSON: ``read``, ``write``, ``network``, ``abi``), becomes a child
+It builds the ruleset the arguments describe (the kernel's ABI, ``1``/``0`` for the network, N paths
+to read, M paths to write), becomes a child
 subreaper, and forks: the child puts itself under the ruleset and execs ARGV; the launcher itself stays
 outside the domain, so nothing confined can signal it (Landlock's signal scope). When ARGV's process
 ends — or the launcher gets SIGTERM/SIGINT/SIGHUP, or its own parent dies — every descendant left
 (a ``setsid`` child included: orphans come to the subreaper) is killed and reaped before it exits.
 Failures of the launcher itself print ``dshctl-landlock: <detail>`` and exit 125.
 """
-import json
+import _signal as signal           # the C module: ``signal`` imports ``enum``, a third of our start-up
 import os
-import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -17,6 +18,9 @@ import landlock  # noqa: E402  (by path: -I keeps the script's directory off sys
 
 FAILURE_EXIT = 125
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+SIGKILL, SIGTERM, SIGINT, SIGHUP = 9, 15, 2, 1
 
 
 def fail(detail: str) -> "None":
@@ -40,7 +44,7 @@ def reap_all() -> None:
     while True:
         for pid in children():
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, SIGKILL)
             except ProcessLookupError:
                 pass
         try:
@@ -61,11 +65,22 @@ def resolve(program: str) -> str:
     return program
 
 
+def parse(args: list[str]) -> tuple[dict, list[str]]:
+    abi, network, n = int(args[0]), args[1] == "1", int(args[2])
+    read = args[3:3 + n]
+    m = int(args[3 + n])
+    write = args[4 + n:4 + n + m]
+    rest = args[4 + n + m:]
+    if not rest or rest[0] != "--" or len(rest) < 2:
+        raise ValueError("no command")
+    return {"abi": abi, "network": network, "read": read, "write": write}, rest[1:]
+
+
 def main() -> None:
-    args = sys.argv[1:]
-    if len(args) < 3 or args[1] != "--":
-        fail("usage: launcher.py SPEC -- ARGV...")
-    spec, argv = json.loads(args[0]), args[2:]
+    try:
+        spec, argv = parse(sys.argv[1:])
+    except (ValueError, IndexError):
+        fail("usage: launcher.py ABI NETWORK N READ... M WRITE... -- ARGV...")
     libc = landlock._libc()
     try:
         ruleset = landlock.build_ruleset(spec["read"], spec["write"], network=spec["network"], abi=spec["abi"])
@@ -77,7 +92,7 @@ def main() -> None:
     child = os.fork()
     if child == 0:
         try:
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
             if os.getppid() != launcher:
                 os._exit(FAILURE_EXIT)
             landlock.add_path(ruleset, f"/proc/{os.getpid()}", landlock.READ_RIGHTS & landlock.handled_fs(spec["abi"]))
@@ -97,12 +112,12 @@ def main() -> None:
     def stop(signum, _frame):
         stopped.append(signum)
         try:
-            os.kill(child, signal.SIGKILL)
+            os.kill(child, SIGKILL)
         except ProcessLookupError:
             pass
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for signum in (SIGTERM, SIGINT, SIGHUP):
         signal.signal(signum, stop)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0)
     _, status = os.waitpid(child, 0)
     reap_all()
     if stopped:
@@ -111,4 +126,5 @@ def main() -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
-main()
+if __name__ == "__main__":
+    main()

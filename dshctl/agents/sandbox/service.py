@@ -8,7 +8,6 @@ else the Landlock launcher when the kernel offers Landlock and the launcher conf
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -187,7 +186,8 @@ class SandboxService:
         candidate = Backend("landlock", enforcement, LANDLOCK_DENIALS, (LANDLOCK_FAILURE,), abi)
         spec = {"read": ["/"], "write": ["/dev/null"], "network": False, "abi": abi}
         try:
-            done = subprocess.run([self.python, "-I", "-S", LAUNCHER, json.dumps(spec), "--", self.python, "-I", "-S", "-c", ""],
+            done = subprocess.run([self.python, "-I", "-S", LAUNCHER, *landlock.launcher_args(spec), "--",
+                                   self.python, "-I", "-S", "-c", ""],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   timeout=self.probe_timeout)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -225,7 +225,7 @@ class SandboxService:
                                                          extra=extra_env, hidden=hidden), cwd, policy, backend)
         temp = tempfile.mkdtemp(prefix="dshctl-sandbox-")
         spec = landlock_spec(policy, hidden, temp, backend.abi)
-        wrapped = [self.python, "-I", "-S", LAUNCHER, json.dumps(spec), "--", *argv]
+        wrapped = [self.python, "-I", "-S", LAUNCHER, *landlock.launcher_args(spec), "--", *argv]
         return ConfinedCommand(wrapped, confined_env(temp, base=env, pass_env=pass_env, extra=extra_env,
                                             hidden=[*hidden, "/tmp"]), cwd, policy, backend, temp)
 
