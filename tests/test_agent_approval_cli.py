@@ -104,3 +104,38 @@ def test_chat_in_a_real_terminal_denies_the_call(tmp_path):
     events = only_session(home)
     assert results(events) == ['Error: the user rejected tool "echo"']
     assert [e["data"]["outcome"] for e in events if e["type"] == "approval/decided"] == ["rejected"]
+
+
+def test_a_control_socket_client_answers_an_approval(tmp_path):
+    """The running host's socket relays the question; the client (the browser UI's seat) allows once."""
+    import socket
+    from dshctl.host import state_dir
+    from dshctl.host.control import _addressable
+    from tests.host.helpers import HostProcess
+    home = approval_home(tmp_path)
+    with HostProcess(home):                          # ready: it has answered host/ready
+        path = state_dir.socket_path(home, "p")
+        deadline = time.monotonic() + WAIT_S
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with _addressable(path) as address:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(address)
+        client.settimeout(WAIT_S)
+        stream = client.makefile("rwb")
+        stream.write(json.dumps({"op": "agent.run", "prompt": "echo it"}).encode() + b"\n")
+        stream.flush()
+        asked = None
+        while True:
+            line = json.loads(stream.readline())
+            if "ask" in line:
+                asked = line["ask"]
+                stream.write(json.dumps({"answer": {"option": "allow once"}}).encode() + b"\n")
+                stream.flush()
+            if line.get("done"):
+                break
+        client.close()
+    assert asked["approval"]["toolName"] == "echo" and asked["approval"]["arguments"] == {"text": "RAN-THE-TOOL"}
+    events = only_session(home)
+    assert results(events) == ["RAN-THE-TOOL"]
+    assert [e["data"]["outcome"] for e in events if e["type"] == "approval/decided"] == ["allowed-once"]
