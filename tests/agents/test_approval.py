@@ -136,3 +136,17 @@ async def test_a_preset_pins_both_knobs_and_the_model_reads_the_policy(tmp_path)
         assert 'The approval policy changed from "ask" to "never" (changed by the user).' in notices
         assert any(t.endswith("do not request sandbox escalation (do not set `sandbox_permissions`).")
                    for t in notices)
+
+
+@run_async()
+async def test_the_permission_command_switches_the_preset_and_never_reaches_the_model(tmp_path):
+    home = home_for(tmp_path, {"defaultPreset": "workspace-write", "ask": ["sleep_ex"]}, sandbox={})
+    async with InProcess(home) as host:
+        agent = await one_turn(host)                           # asks: nobody there, refused
+        agent.followup("/permission danger-full-access")
+        await agent.when_idle()
+        assert of(agent, "permission/preset")[-1] == {"preset": "danger-full-access"}
+        assert of(agent, "sandbox/mode")[-1] == {"mode": "danger-full-access"}
+        assert of(agent, "approval/policy")[-1] == {"policy": "never"}
+        texts = [b.get("text", "") for m in of(agent, "user/message") for b in m["content"]]
+        assert not any(t.startswith("/permission") for t in texts)

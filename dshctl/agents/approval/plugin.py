@@ -8,6 +8,9 @@ tells the model both policies.
 - ``defaultPreset``: pinned into a new session before its first request (``permission/preset``,
   ``sandbox/mode``, ``approval/policy``, as dsh pins them), unless the session already has them.
 
+A user message ``/permission NAME`` (or ``/permissions NAME``) switches the preset from any front end;
+the command never reaches the model.
+
 Before every request the current policies are rendered as dsh's runtime-context snapshot and logged as
 a ``user/message`` from ``@deepseek-ai/dsh-system-prompt`` when they differ from the last one logged,
 so the model sees a change on its next request and replay rebuilds what it saw.
@@ -44,6 +47,25 @@ def apply(ctx, config):
             return await next_()
         ctx.on("tools/pre-execute", gate)
 
+    async def pre_step(payload, next_):
+        decision = await next_()
+        messages = decision.get("messages") if isinstance(decision, dict) else None
+        keep = []
+        for message in messages or []:
+            name = permission_command(message)
+            if name is None:
+                keep.append(message)
+            elif name in PRESETS:
+                apply_preset(ctx, service, payload["agent"], name)
+            else:
+                logger = ctx.get("logger")
+                if logger is not None:
+                    logger.warn(f'unknown preset "{name}" (available: {", ".join(PRESETS)})')
+        if messages is None or len(keep) == len(messages):
+            return decision
+        return {**decision, "messages": keep}
+    ctx.on("agent/pre-step", pre_step)
+
     async def on_request(payload, next_):
         agent = payload.get("agent") if isinstance(payload, dict) else None
         if agent is not None and getattr(agent, "session", None) is not None:
@@ -51,6 +73,16 @@ def apply(ctx, config):
             log_runtime_context(ctx, service, agent)
         return await next_()
     ctx.on("agent/request", on_request)
+
+
+def permission_command(message: dict) -> str | None:
+    """The preset a ``/permission NAME`` (or ``/permissions NAME``) user message selects, else None;
+    the command itself never reaches the model (dsh's ``/permission``)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return None
+    text = "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text").strip()
+    head, _, arg = text.partition(" ")
+    return arg.strip() if head in ("/permission", "/permissions") and arg.strip() else None
 
 
 def pin_initial_permission(ctx, service: ApprovalService, agent, preset: str | None) -> None:
