@@ -125,10 +125,12 @@ def runtime_context(ctx, service: ApprovalService, session) -> tuple[str, list[d
 
 def log_runtime_context(ctx, service: ApprovalService, agent) -> None:
     text, sections = runtime_context(ctx, service, agent.session)
-    for event in reversed(agent.session.events):
-        if event.get("type") == "user/message" and \
-                ((event.get("data") or {}).get("source") or {}).get("plugin") == CONTEXT_SOURCE:
-            blocks = event["data"].get("content") or []
+    # Compared with the snapshot the model still has (its history, compaction applied), not the raw log:
+    # a snapshot compacted away is told again.
+    history = agent.history.messages(agent.session.events) if hasattr(agent, "history") else []
+    for message in reversed(history):
+        if (message.get("source") or {}).get("plugin") == CONTEXT_SOURCE:
+            blocks = message.get("content") or []
             if len(blocks) == 1 and blocks[0].get("text") == text:
                 return
             break
