@@ -63,6 +63,9 @@ def test_run_with_an_unknown_preset_is_one_line(tmp_path):
     assert result.returncode == 1
     assert 'unknown preset "everything" (available: workspace-write, danger-full-access)' in result.stderr
     assert "Traceback" not in result.stderr
+    policy = agent(approval_home(tmp_path / "again"), "run", "echo it", "--approval", "sometimes")
+    assert policy.returncode == 1 and 'approval policy must be one of "ask" or "never"' in policy.stderr
+    assert "Traceback" not in policy.stderr
 
 
 def test_chat_in_a_real_terminal_denies_the_call(tmp_path):
