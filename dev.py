@@ -123,11 +123,11 @@ def summarize(path: str, body: str) -> str:
     return "\n".join(lines(json.loads(body)["rows"]))
 
 
-# Commands the differential tests run, with the Debian package that brings each. tar, gzip and flock
-# are what ../shared/dsh/setup.sh needs besides npm to set up the real dsh (tests/dsh/real_dsh.py);
-# Debian has them on every system, a slim image may not.
+# Commands the tests run, with the Debian package that brings each. tar, gzip and flock are what
+# ../shared/dsh/setup.sh needs besides npm to set up the real dsh (tests/dsh/real_dsh.py); Debian has
+# them on every system, a slim image may not. bwrap confines the agent's commands (docs/sandbox.md).
 TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "tar": "tar", "gzip": "gzip",
-              "flock": "util-linux"}
+              "flock": "util-linux", "bwrap": "bubblewrap"}
 
 
 def ensure_node() -> None:

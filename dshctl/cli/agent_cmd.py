@@ -14,6 +14,13 @@ PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset
 SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session.",
                                                    show_default=False)]
 
+PermissionsOpt = Annotated[Optional[str], typer.Option(
+    "--permissions", help="Permission preset for the session: workspace-write (ask before wider access) or "
+                          "danger-full-access (no confinement, no prompts).", show_default=False)]
+ApprovalOpt = Annotated[Optional[str], typer.Option(
+    "--approval", help="Approval policy for the session: ask (a prompt; nobody to answer = refused) or "
+                       "never (refuse every call that needs approval).", show_default=False)]
+
 # turn/end reason -> exit code of `agent run`
 EXIT_BY_REASON = {"completed": 0, "max-tokens": 0, "blocked": 4, "aborted": 130, "error": 1}
 
@@ -27,7 +34,8 @@ def register(app: typer.Typer) -> None:
 
 def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to ask the agent.")],
         preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
-        profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
+        profile: ProfileOpt = None, fmt: FormatOpt = "text", permissions: PermissionsOpt = None,
+        approval: ApprovalOpt = None) -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
     JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted.
 
@@ -39,7 +47,8 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
     check_format(fmt)
     s = effective(ctx, home, profile)
     printer = TurnPrinter(json_lines=fmt == "json")
-    reason = asyncio.run(_run_once(s, {"prompt": prompt, "session": session, "preset": preset}, printer))
+    reason = asyncio.run(_run_once(s, {"prompt": prompt, "session": session, "preset": preset,
+                                       "permissions": permissions, "approval": approval}, printer))
     raise typer.Exit(exit_code(reason))
 
 
@@ -60,7 +69,7 @@ async def _run_once(s, request: dict, printer) -> dict | None:
 
 
 def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
-         profile: ProfileOpt = None) -> None:
+         profile: ProfileOpt = None, permissions: PermissionsOpt = None, approval: ApprovalOpt = None) -> None:
     """Talk to the agent: each line is a turn, streamed as it comes; Ctrl-C aborts a running turn,
     Ctrl-D (or /quit) leaves. /help lists the commands.
 
@@ -70,6 +79,7 @@ def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = Non
 
     from dshctl.cli.agent_view import ChatSession
     s = effective(ctx, home, profile)
-    code = asyncio.run(ChatSession(s, session=session, preset=preset).run())
+    chosen = {k: v for k, v in (("permissions", permissions), ("approval", approval)) if v is not None}
+    code = asyncio.run(ChatSession(s, session=session, preset=preset, permissions=chosen).run())
     raise typer.Exit(code)
 

@@ -136,14 +136,17 @@ HELP = """commands:
   /session         the current session id
   /new             start a new session
   /preset NAME     use another agent preset from the next turn
+  /permissions P   switch the permission preset (workspace-write, danger-full-access) next turn
   /quit, /exit     leave (Ctrl-D too); Ctrl-C aborts a running turn"""
 
 
 class ChatSession:
-    def __init__(self, state, *, session: str | None, preset: str | None):
+    def __init__(self, state, *, session: str | None, preset: str | None,
+                 permissions: dict | None = None):
         self.state = state
         self.session = session
         self.preset = preset
+        self.permissions = dict(permissions or {})     # "permissions" / "approval" for the next turn
 
     async def run(self) -> int:
         from dshctl.cli.agent_link import connect, drive_turn
@@ -166,8 +169,9 @@ class ChatSession:
                         return 0
                     continue
                 try:
-                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset},
-                                     printer)
+                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset,
+                                            **self.permissions}, printer)
+                    self.permissions = {}
                 except DshctlError as err:
                     sys.stderr.write(f"dshctl: error: {err}\n" + (f"  hint: {err.hint}\n" if err.hint else ""))
                 self.session = printer.last_session or self.session
@@ -185,6 +189,9 @@ class ChatSession:
         elif name == "/new":
             self.session = None
             print("the next message starts a new session")
+        elif name == "/permissions" and arg.strip():
+            self.permissions = {"permissions": arg.strip()}
+            print(f"permissions {arg.strip()} from the next turn")
         elif name == "/preset" and arg.strip():
             self.preset = arg.strip()
             print(f"preset {self.preset} from the next turn")

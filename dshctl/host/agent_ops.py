@@ -42,8 +42,13 @@ class TurnStream:
         except Exception as exc:  # noqa: BLE001 - unknown session, busy session, missing preset, no loop
             yield {"ok": False, "error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}
             return
-        queue: asyncio.Queue = asyncio.Queue()
         start = 0 if request.get("session") is None else len(agent.session.events)
+        problem = choose_permissions(self.host.root, agent, request)
+        if problem is not None:
+            yield {"ok": False, "error": problem, "hint": "permission presets: workspace-write, danger-full-access; "
+                                                          "approval policies: ask, never"}
+            return
+        queue: asyncio.Queue = asyncio.Queue()
         for event in agent.session.events[start:]:
             queue.put_nowait({"ok": True, "event": event})
         observer = lambda event: queue.put_nowait({"ok": True, "event": event})  # noqa: E731
@@ -106,6 +111,26 @@ class TurnStream:
     async def _ask(self, queue: asyncio.Queue, question: dict) -> Any:
         queue.put_nowait({"ok": True, "ask": question})
         return await self._answers.get()
+
+
+def choose_permissions(root, agent, request: dict) -> str | None:
+    """``permissions`` (a preset) and ``approval`` (a policy) of the request, written to the session as
+    its events (docs/sandbox.md); the problem as one line when they cannot be."""
+    preset, policy = request.get("permissions"), request.get("approval")
+    if preset is None and policy is None:
+        return None
+    approval = root.get("approval")
+    if approval is None:
+        return "no approval service runs in this profile (add an @dshctl/approval row)"
+    from dshctl.agents.approval.plugin import apply_preset
+    try:
+        if preset is not None:
+            apply_preset(root, approval, agent, str(preset))
+        if policy is not None:
+            approval.set_policy(agent, str(policy))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def open_hint(exc: Exception) -> str:

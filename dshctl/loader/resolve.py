@@ -36,6 +36,8 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/fs-tools": "dshctl.agents.tools.fs",
     "@dshctl/ask-user": "dshctl.agents.tools.ask",
     "@dshctl/code-mode": "dshctl.agents.codemode.plugin",
+    "@dshctl/sandbox": "dshctl.agents.sandbox.plugin",
+    "@dshctl/approval": "dshctl.agents.approval.plugin",
     "@dshctl/compaction-basic": "dshctl.agents.compaction.basic",
     "@dshctl/command-compact": "dshctl.agents.compaction.command",
     "@dshctl/tool-result-pruner": "dshctl.agents.compaction.pruner",

@@ -116,7 +116,7 @@ def test_isolation_scrubbed_env_scratch_cwd_no_inherited_fds():
     finally:
         del os.environ["DSHCTL_SECRET_FOR_TEST"]
     value = result.value
-    assert "DSHCTL_SECRET_FOR_TEST" not in value["env"] and set(value["env"]) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR"}
+    assert "DSHCTL_SECRET_FOR_TEST" not in value["env"] and set(value["env"]) <= {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PWD"}
     assert os.path.basename(value["cwd"]).startswith(f"dshctl-code-{os.getpid()}-")
     assert not os.path.exists(value["cwd"])             # the scratch directory went with the run
     # Beyond stdin/stdout/stderr and the channel: only what the worker's own event loop opened.
@@ -135,6 +135,8 @@ def test_runs_share_nothing():
 
 
 def test_a_pre_started_worker_serves_one_run_only():
+    # A worker is known by its scratch directory (its cwd): inside the sandbox's PID namespace its own
+    # pid is not the host's.
     from dshctl.agents.codemode.pool import WorkerPool
     from tests.agents.codemode_helpers import alive
 
@@ -142,17 +144,18 @@ def test_a_pre_started_worker_serves_one_run_only():
         pool = WorkerPool(1)
         pool.prestart()
         await asyncio.sleep(0.05)
-        waiting = pool.idle_pids()
+        waiting = {w.scratch for w in pool.idle}
         assert len(waiting) == 1
-        pids = []
+        workers = []
         for _ in range(3):
-            result = await run_program("import os\nreturn os.getpid()", [Namespace("tools", {})], FAST,
-                                       worker=pool.take())
-            pids.append(result.value)
+            worker = pool.take()
+            result = await run_program("import os\nreturn os.getcwd()", [Namespace("tools", {})], FAST,
+                                       worker=worker)
+            workers.append((result.value, worker.pid))
             pool.prestart()
             await asyncio.sleep(0.05)
-        assert pids[0] in waiting and len(set(pids)) == 3       # never the same process twice
-        assert not any(alive(pid) for pid in pids)
+        assert workers[0][0] in waiting and len({cwd for cwd, _ in workers}) == 3   # never one twice
+        assert not any(alive(pid) for _, pid in workers)
         idle = pool.idle_pids()
         pool.close()
         assert pool.idle == [] and not any(alive(pid) for pid in idle)

@@ -27,6 +27,8 @@ schema = {"type": "object", "default": {}, "additionalProperties": False, "prope
     "maxParallelSubCalls": {"type": "integer", "minimum": 1, "default": 10},
     "python": {"type": "string"},
     "prestart": {"type": "integer", "minimum": 0, "maximum": 4, "default": 1},
+    "sandbox": {"enum": ["read-only", "workspace-write", "danger-full-access"], "default": "workspace-write"},
+    "network": {"type": "boolean", "default": False},
 }}
 
 
@@ -62,7 +64,10 @@ PROMPTS = SystemPrompts()     # shared by every code-mode row (a global one and 
 
 def apply(ctx, config):
     live: set = set()
-    pool = WorkerPool(config["prestart"], config.get("python"))
+    def confinement() -> dict:
+        # ctx.sandbox when a @dshctl/sandbox row provides one, else the process's own provider
+        return {"sandbox": ctx.get("sandbox"), "mode": config["sandbox"], "network": config["network"]}
+    pool = WorkerPool(config["prestart"], config.get("python"), confinement)
     definition = make_run_code(lambda: limits_of(config), max_parallel=lambda: config["maxParallelSubCalls"],
                                take_worker=pool.take, after_run=pool.prestart, live=live)
     definition["pool"] = pool           # not read by the pipeline; lets a host (and tests) see idle workers

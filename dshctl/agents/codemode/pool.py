@@ -11,8 +11,11 @@ from .worker import WorkerProcess
 
 
 class WorkerPool:
-    def __init__(self, size: int = 1, python: str | None = None):
+    def __init__(self, size: int = 1, python: str | None = None, confinement=None):
+        """``confinement()`` gives the worker's sandbox settings at each spawn: a dict of
+        :class:`WorkerProcess` keywords (``sandbox``, ``mode``, ``network``); none means the defaults."""
         self.size, self.python = size, python
+        self.confinement = confinement or dict
         self.idle: list[WorkerProcess] = []
         self.closed = False
         self._refill: asyncio.Handle | None = None
@@ -28,7 +31,7 @@ class WorkerPool:
             else:
                 candidate.kill()
         if worker is None:
-            worker = WorkerProcess(self.python)
+            worker = WorkerProcess(self.python, **self.confinement())    # may raise SANDBOX_UNAVAILABLE
         return worker
 
     def idle_pids(self) -> set[int]:
@@ -46,8 +49,12 @@ class WorkerPool:
 
     def _fill(self) -> None:
         self._refill = None
+        from dshctl.agents.sandbox.policy import SandboxUnavailableError
         while not self.closed and len(self.idle) < self.size:
-            self.idle.append(WorkerProcess(self.python))
+            try:
+                self.idle.append(WorkerProcess(self.python, **self.confinement()))
+            except SandboxUnavailableError:
+                return          # take() says so to the run that needs a worker
 
     def close(self) -> None:
         self.closed = True

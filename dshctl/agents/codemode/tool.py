@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from dshctl.agents.tools.definition import as_tool
+from dshctl.agents.sandbox.policy import SANDBOX_UNAVAILABLE, SandboxUnavailableError
+from dshctl.agents.tools.definition import as_tool, error_result
 
 from .bridge import SubCallBridge
 from .runtime import Limits, Namespace, RunResult, run_program
@@ -117,8 +118,12 @@ def make_run_code(limits: Callable[[], Limits], *, max_parallel: Callable[[], in
         names = sorted(n for n in agent.tool_view() if n != RUN_CODE)
         namespace = Namespace("tools", {n: bridge.binding(n) for n in names})
         try:
+            try:
+                worker = take_worker()
+            except SandboxUnavailableError as exc:      # fail closed: nothing ran
+                return error_result(exc.message, SANDBOX_UNAVAILABLE)
             result = await run_program(args["code"], [namespace], limits(), abort=run.abort,
-                                       worker=take_worker(), on_start=live.add, on_end=live.discard)
+                                       worker=worker, on_start=live.add, on_end=live.discard)
         finally:
             await bridge.close()
             after_run()

@@ -1,5 +1,5 @@
 """One tool call through dsh's pipeline: look-up and argument checks, ``tools/pre-execute`` (waterfall: a
-plugin may deny), the built-in repeat guard, ``tools/execute`` (waterfall around the body: timeouts,
+plugin may deny, or ask — then ``ctx.approval`` decides), the built-in repeat guard, ``tools/execute`` (waterfall around the body: timeouts,
 metrics, retries), ``tools/post-execute`` (waterfall: accept, replace or block the result).
 
 Nothing the model sends can make :func:`dispatch` raise: unknown or restricted names, arguments that are
@@ -83,6 +83,11 @@ async def run_planned(agent, call: dict, tool: Tool, args: Any, *, turn: int, st
         decision = await waterfall(ctx, "tools/pre-execute", exec_, default=_ALLOW)
     except Exception as exc:  # noqa: BLE001 - a failing gate refuses the call, never the turn
         return error_result(f"tools/pre-execute failed: {type(exc).__name__}: {exc}", "TOOL_GATE_FAILED")
+    if isinstance(decision, dict) and decision.get("kind") == "ask":     # through ctx.approval (dsh's serviceAsk)
+        from dshctl.agents.approval.gate import resolve_ask
+        decision = await resolve_ask(ctx, exec_, decision)
+        if decision["kind"] != "allow":
+            return error_result(decision["reason"], "TOOL_ABORTED" if decision.get("cancelled") else "TOOL_DENIED")
     if not isinstance(decision, dict) or decision.get("kind") != "allow":
         reason = decision.get("reason") if isinstance(decision, dict) else None
         return error_result(f'call to "{tool.name}" denied: {reason or "a tools/pre-execute listener refused it"}',
