@@ -1,0 +1,96 @@
+"""What dsh's file tools share: the session's workspace root, model paths as targets, dsh's error codes.
+
+A tool call's root is the row's ``root`` when configured, else the calling session's ``cwd`` (its header,
+as dsh's tools default to it), else the host's working directory. A model path is resolved against that
+root; it is shown as dsh shows it (absolute, lexically normalised, symlinks not expanded) and refused
+when its real location (symlinks followed) leaves the root — dsh reads anywhere, dshctl confines.
+
+Errors carry dsh's ``FsError`` codes (``FS_NOT_FOUND``, ``FS_NOT_REGULAR_FILE``, ``FS_NOT_TEXT``, …) and
+message texts; ``FS_OUTSIDE_WORKSPACE`` is dshctl's own.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .definition import error_result
+
+# dsh appends the only correct recovery to these two codes at the model boundary.
+REMEDIES = {"FS_STALE_VERSION": "re-read the file, then retry", "FS_NOT_OBSERVED": "read the file, then retry"}
+
+
+class FsError(Exception):
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.message, self.code = message, code
+
+
+def fs_error_result(exc: FsError) -> dict:
+    remedy = REMEDIES.get(exc.code)
+    return error_result(f"{exc.message} — {remedy}" if remedy else exc.message, exc.code)
+
+
+def argument_error(message: str) -> dict:
+    """A value the schema cannot express a rule for (dsh throws a plain Error: no code of its own)."""
+    return error_result(message, "TOOL_ARGUMENTS_INVALID")
+
+
+@dataclass(frozen=True)
+class Target:
+    display: str        # what the model sees: absolute, lexically normalised
+    real: Path          # where it is (symlinks followed); inside the root
+
+
+def session_cwd(run: Any) -> str | None:
+    session = getattr(getattr(run, "agent", None), "session", None)
+    header = getattr(session, "header", None)
+    cwd = header.get("cwd") if isinstance(header, dict) else None
+    return cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None
+
+
+def session_key(run: Any) -> str:
+    """Whose observations these are: one session (dsh keys its read-before-write state by session)."""
+    session = getattr(getattr(run, "agent", None), "session", None)
+    header = getattr(session, "header", None)
+    return str(header.get("id")) if isinstance(header, dict) and header.get("id") else "-"
+
+
+class Roots:
+    """The root one call works in (see the module doc)."""
+
+    def __init__(self, fixed: Path | None):
+        self.fixed = fixed
+
+    def root(self, run: Any) -> str:
+        if self.fixed is not None:
+            return os.path.normpath(str(self.fixed))
+        return os.path.normpath(session_cwd(run) or os.getcwd())
+
+    def target(self, run: Any, path: str, verb: str) -> Target:
+        root = self.root(run)
+        if not path.strip():
+            raise FsError("file_path must be a non-empty string", "FS_NOT_FOUND")
+        display = os.path.normpath(os.path.join(root, os.path.expanduser(path)))
+        real = Path(display).resolve()
+        real_root = Path(root).resolve()
+        if real != real_root and not real.is_relative_to(real_root):
+            raise FsError(f'cannot {verb} "{display}": outside the workspace {root}; use a path inside it',
+                          "FS_OUTSIDE_WORKSPACE")
+        return Target(display, real)
+
+
+def positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+        raise ValueError(f"{name} must be a positive integer")
+    return int(value)
+
+
+def version_of(path: Path) -> tuple | None:
+    """A file's observed version (dsh compares versions to refuse writes over unseen changes)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
