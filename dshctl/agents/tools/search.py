@@ -48,7 +48,7 @@ def expand_braces(pattern: str) -> list[str]:
 
 def glob_spec(pattern: str):
     import pathspec   # only when a search runs
-    return pathspec.PathSpec.from_lines("gitwildmatch", expand_braces(pattern))
+    return pathspec.GitIgnoreSpec.from_lines(expand_braces(pattern))
 
 
 def in_git_tree(directory: Path) -> bool:
