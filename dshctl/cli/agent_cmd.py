@@ -39,7 +39,10 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
     check_format(fmt)
     s = effective(ctx, home, profile)
     printer = TurnPrinter(json_lines=fmt == "json")
-    reason = asyncio.run(_run_once(s, {"prompt": prompt, "session": session, "preset": preset}, printer))
+    import os
+    # cwd: a new session's workspace is where the agent was started (dsh's tools work there)
+    request = {"prompt": prompt, "session": session, "preset": preset, "cwd": os.getcwd()}
+    reason = asyncio.run(_run_once(s, request, printer))
     raise typer.Exit(exit_code(reason))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 REASON_TEXT = {"blocked": "a plugin rejected the input (agent/pre-step)", "max-tokens":
@@ -166,7 +167,8 @@ class ChatSession:
                         return 0
                     continue
                 try:
-                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset},
+                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset,
+                                            "cwd": os.getcwd()},
                                      printer)
                 except DshctlError as err:
                     sys.stderr.write(f"dshctl: error: {err}\n" + (f"  hint: {err.hint}\n" if err.hint else ""))
