@@ -11,8 +11,13 @@ from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, comm
 
 PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset for the session.",
                                                   show_default=False)]
-SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session.",
-                                                   show_default=False)]
+SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session (an id or "
+                                                   "a unique prefix of one).", show_default=False)]
+ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session started in "
+                                           "this directory.")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Use this model (of the llm row's API) "
+                                                 "for the session's turns.", show_default=False)]
+ReasoningOpt = Annotated[bool, typer.Option("--show-reasoning", help="Show the model's reasoning (on stderr).")]
 
 # turn/end reason -> exit code of `agent run`
 EXIT_BY_REASON = {"completed": 0, "max-tokens": 0, "blocked": 4, "aborted": 130, "error": 1}
@@ -26,7 +31,8 @@ def register(app: typer.Typer) -> None:
 
 
 def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to ask the agent.")],
-        preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
+        preset: PresetOpt = None, session: SessionOpt = None, continue_last: ContinueOpt = False,
+        model: ModelOpt = None, show_reasoning: ReasoningOpt = False, home: HomeOpt = None,
         profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
     JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted.
@@ -35,13 +41,18 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
     """
     import asyncio
 
+    import os
+
+    from dshctl.cli.agent_options import check_preset, pick_session
     from dshctl.cli.agent_view import TurnPrinter
     check_format(fmt)
     s = effective(ctx, home, profile)
+    session = pick_session(s, session, continue_last)
+    check_preset(s, preset)
     printer = TurnPrinter(json_lines=fmt == "json")
-    import os
+    printer.show_reasoning = show_reasoning
     # cwd: a new session's workspace is where the agent was started (dsh's tools work there)
-    request = {"prompt": prompt, "session": session, "preset": preset, "cwd": os.getcwd()}
+    request = {"prompt": prompt, "session": session, "preset": preset, "model": model, "cwd": os.getcwd()}
     reason = asyncio.run(_run_once(s, request, printer))
     raise typer.Exit(exit_code(reason))
 
@@ -62,8 +73,9 @@ async def _run_once(s, request: dict, printer) -> dict | None:
         await link.close()
 
 
-def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
-         profile: ProfileOpt = None) -> None:
+def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None,
+         continue_last: ContinueOpt = False, model: ModelOpt = None, show_reasoning: ReasoningOpt = False,
+         home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Talk to the agent: each line is a turn, streamed as it comes; Ctrl-C aborts a running turn,
     Ctrl-D (or /quit) leaves. /help lists the commands.
 
@@ -71,8 +83,12 @@ def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = Non
     """
     import asyncio
 
+    from dshctl.cli.agent_options import check_preset, pick_session
     from dshctl.cli.agent_view import ChatSession
     s = effective(ctx, home, profile)
-    code = asyncio.run(ChatSession(s, session=session, preset=preset).run())
+    session = pick_session(s, session, continue_last)
+    check_preset(s, preset)
+    code = asyncio.run(ChatSession(s, session=session, preset=preset, model=model,
+                                   show_reasoning=show_reasoning).run())
     raise typer.Exit(code)
 
