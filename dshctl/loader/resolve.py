@@ -39,6 +39,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/tool-fs-search": "dshctl.agents.tools.search",
     "@dshctl/tool-bash": "dshctl.agents.tools.shell",
     "@dshctl/tool-todo": "dshctl.agents.tools.todo",
+    "@dshctl/tool-str-replace-editor": "dshctl.agents.tools.editor",
     "@dshctl/code-mode": "dshctl.agents.codemode.plugin",
     "@dshctl/compaction-basic": "dshctl.agents.compaction.basic",
     "@dshctl/command-compact": "dshctl.agents.compaction.command",

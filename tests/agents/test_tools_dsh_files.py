@@ -124,3 +124,34 @@ def test_window_numbers_lines_as_a_plain_split(lines, offset, limit):
         window.add(part)
     expected = [(n, p[:-1] if p.endswith("\r") else p) for n, p in enumerate(parts, 1)][offset - 1:offset - 1 + limit]
     assert window.lines == expected and window.total == len(parts)
+
+
+@run_async()
+async def test_str_replace_editor_refuses_bad_input_with_an_error_result(tmp_path):
+    from dshctl.agents.tools.editor import Editor
+    from dshctl.agents.tools.schemas import STR_REPLACE_EDITOR_PARAMETERS
+    from dshctl.agents.tools.definition import Tool
+    write(tmp_path / "ok.txt", "one\ntwo\n")
+    write(tmp_path / "unseen.txt", "one\n")
+    (tmp_path / "bin.dat").write_bytes(b"a\0b")
+    write(tmp_path.parent / f"{tmp_path.name}-x.txt", "secret\n")
+    os.symlink(tmp_path.parent / f"{tmp_path.name}-x.txt", tmp_path / "out.txt")
+    tool = Tool("str_replace_editor", "", Editor(Roots(None), {"maxOutputChars": 40}).execute,
+                STR_REPLACE_EDITOR_PARAMETERS)
+    ask = Caller(agent_with(tmp_path, [tool]))
+    view = await ask.text("str_replace_editor", {"command": "view", "path": f"{tmp_path}/ok.txt"})
+    assert view.startswith("Here's the content of /") and view.endswith("</NOTE>") and len(view) < 400
+    cases = [({"command": "view", "path": f"{tmp_path}/out.txt"}, "FS_OUTSIDE_WORKSPACE"),
+             ({"command": "view", "path": str(tmp_path.parent)}, "FS_OUTSIDE_WORKSPACE"),
+             ({"command": "create", "path": f"{tmp_path}/../evil.txt", "file_text": "x"}, "FS_OUTSIDE_WORKSPACE"),
+             ({"command": "view", "path": f"{tmp_path}/bin.dat"}, "FS_NOT_TEXT"),
+             ({"command": "view", "path": "ok.txt"}, "TOOL_ARGUMENTS_INVALID"),
+             ({"command": "view", "path": f"{tmp_path}/ok.txt", "view_range": [1]}, "TOOL_ARGUMENTS_INVALID"),
+             ({"command": "create", "path": f"{tmp_path}/n.txt"}, "TOOL_ARGUMENTS_INVALID"),
+             ({"command": "str_replace", "path": f"{tmp_path}/unseen.txt", "old_str": "one"}, "FS_NOT_OBSERVED"),
+             ({"command": "delete", "path": f"{tmp_path}/ok.txt"}, "TOOL_ARGUMENTS_SCHEMA"),
+             ({"path": f"{tmp_path}/ok.txt"}, "TOOL_ARGUMENTS_SCHEMA")]
+    for args, code in cases:
+        out = await ask("str_replace_editor", args)
+        assert out.get("isError") and out["error"]["code"] == code, (args, out)
+    assert not (tmp_path.parent / "evil.txt").exists()

@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from .definition import Tool, text_result
-from .fsbase import FsError, Roots, Target, argument_error, fs_error_result, positive_int, session_key, version_of
+from .fsbase import (OBSERVED, FsError, Roots, Target, argument_error, check_observed, fs_error_result,
+                     positive_int, session_key, version_of)
 from .schemas import EDIT_PARAMETERS, READ_PARAMETERS, WRITE_PARAMETERS
 
 name = "@dshctl/tool-fs"
@@ -117,14 +118,14 @@ def regular_file(target: Target, verb: str) -> os.stat_result:
     return st
 
 
-def read_for_edit(target: Target) -> str:
+def read_for_edit(target: Target, verb: str = "edit") -> str:
     raw = target.real.read_bytes()
-    if b"\0" in raw:
-        raise FsError(f'cannot edit "{target.display}": binary file', "FS_NOT_TEXT")
+    if b"\0" in raw[:BINARY_SAMPLE_BYTES if verb == "read" else len(raw)]:
+        raise FsError(f'cannot {verb} "{target.display}": binary file', "FS_NOT_TEXT")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise FsError(f'cannot edit "{target.display}": invalid UTF-8 text', "FS_NOT_TEXT") from None
+        raise FsError(f'cannot {verb} "{target.display}": invalid UTF-8 text', "FS_NOT_TEXT") from None
 
 
 def literal_edit(content: str, old: str, new: str, replace_all: bool, display: str) -> str:
@@ -143,7 +144,7 @@ class FileTools:
         self.limit = config["readLimit"]
         self.max_line = config["readMaxLineLength"]
         self.max_bytes = config["readMaxBytes"]
-        self.observed: dict[tuple[str, str], tuple | None] = {}   # (session, real path) -> version seen
+        self.observed = OBSERVED           # (session, real path) -> version seen, shared with the other tools
 
     def definitions(self) -> list[Tool]:
         return [
@@ -194,28 +195,12 @@ class FileTools:
         self.observed[(session_key(run), str(target.real))] = version
         return text_result(window.render(target.display))
 
-    def _check_observed(self, run, target: Target, verb: str) -> None:
-        key = (session_key(run), str(target.real))
-        current = version_of(target.real)
-        if key not in self.observed or self.observed[key] is None:
-            if verb == "edit":
-                raise FsError(f'edit requires reading "{target.display}" first', "FS_NOT_OBSERVED")
-            if current is not None:
-                raise FsError(f'cannot overwrite existing "{target.display}" without reading it first',
-                              "FS_NOT_OBSERVED")
-            return
-        if current is None:
-            raise FsError(f'cannot {verb} "{target.display}": file no longer exists' if verb == "write" else
-                          f'cannot edit "{target.display}": file changed since it was read', "FS_STALE_VERSION")
-        if current != self.observed[key]:
-            raise FsError(f'cannot {verb} "{target.display}": file changed since it was read', "FS_STALE_VERSION")
-
     def _write(self, args, run):
         from dshctl.core.fsutil import atomic_write
         target = self.roots.target(run, args["file_path"], "write")
         if target.real.exists() and not target.real.is_file():
             raise FsError(f'cannot write "{target.display}": not a regular file', "FS_NOT_REGULAR_FILE")
-        self._check_observed(run, target, "write")
+        check_observed(run, target, "write")
         existed = target.real.exists()
         target.real.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target.real, args["content"])     # keeps an existing file's mode
@@ -233,7 +218,7 @@ class FileTools:
         if old == new:
             raise ValueError("old_string and new_string must differ")
         target = self.roots.target(run, args["file_path"], "edit")
-        self._check_observed(run, target, "edit")
+        check_observed(run, target, "edit")
         regular_file(target, "edit")
         original = read_for_edit(target)
         crlf = "\r\n" in original

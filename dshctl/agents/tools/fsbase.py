@@ -27,8 +27,9 @@ class FsError(Exception):
         self.message, self.code = message, code
 
 
-def fs_error_result(exc: FsError) -> dict:
-    remedy = REMEDIES.get(exc.code)
+def fs_error_result(exc: FsError, *, remedy: bool = True) -> dict:
+    """``remedy``: append dsh's recovery hint (its read/write/edit tools do; str_replace_editor does not)."""
+    remedy = REMEDIES.get(exc.code) if remedy else None
     return error_result(f"{exc.message} — {remedy}" if remedy else exc.message, exc.code)
 
 
@@ -94,3 +95,31 @@ def version_of(path: Path) -> tuple | None:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+# What each session has read, shared by every file tool of the process (read, write, edit and
+# str_replace_editor obey one read-before-write rule, as dsh's one observation policy): (session id, real
+# path) -> the version read, or None for "seen absent".
+OBSERVED: dict[tuple[str, str], tuple | None] = {}
+
+
+def check_observed(run: Any, target: Target, verb: str) -> None:
+    """dsh's observation policy: overwrite or edit only what this session read, unchanged since."""
+    key = (session_key(run), str(target.real))
+    current = version_of(target.real)
+    if OBSERVED.get(key) is None:
+        if verb == "edit":
+            raise FsError(f'edit requires reading "{target.display}" first', "FS_NOT_OBSERVED")
+        if current is not None:
+            raise FsError(f'cannot overwrite existing "{target.display}" without reading it first',
+                          "FS_NOT_OBSERVED")
+        return
+    if current is None:
+        raise FsError(f'cannot {verb} "{target.display}": file no longer exists' if verb == "write" else
+                      f'cannot edit "{target.display}": file changed since it was read', "FS_STALE_VERSION")
+    if current != OBSERVED[key]:
+        raise FsError(f'cannot {verb} "{target.display}": file changed since it was read', "FS_STALE_VERSION")
+
+
+def observe(run: Any, target: Target) -> None:
+    OBSERVED[(session_key(run), str(target.real))] = version_of(target.real)

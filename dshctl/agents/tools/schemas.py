@@ -98,3 +98,14 @@ TODO_WRITE_PARAMETERS = _obj({
                   "status": _s("pending, in_progress or completed.", enum=["pending", "in_progress", "completed"]),
               }, "required": ["content", "status"]}},
 }, ["todos"])
+
+STR_REPLACE_EDITOR_PARAMETERS = _obj({
+    "command": _s("view, create, str_replace or insert.", enum=["view", "create", "str_replace", "insert"]),
+    "path": _s("An absolute path to a file or directory of the workspace."),
+    "file_text": _s("create: the new file's content."),
+    "insert_line": {"type": "integer", "description": "insert: the line after which new_str goes (0: at the top)."},
+    "new_str": _s("str_replace: the replacement (default: nothing); insert: the text to insert."),
+    "old_str": _s("str_replace: the exact text to replace; it must occur once."),
+    "view_range": {"type": "array", "description": "view: [first, last] lines to show, counting from 1 "
+                                                   "(last -1: to the end).", "items": {"type": "integer"}},
+}, ["command", "path"])
