@@ -30,6 +30,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/agent-presets": "dshctl.host.plugins.agent_presets",
     "@dshctl/llm-script": "dshctl.agents.llm.script",
     "@dshctl/llm-openai": "dshctl.agents.llm.openai",
+    "@dshctl/llm-deepseek": "dshctl.agents.llm.deepseek",
     "@dshctl/agents": "dshctl.agents.loop.registry",
     "@dshctl/agent-loop": "dshctl.agents.loop.plugin",
     "@dshctl/loop-guard": "dshctl.agents.loop.guard",

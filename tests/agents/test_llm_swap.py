@@ -33,12 +33,8 @@ def test_disable_and_insert_swaps_the_model(tmp_path, monkeypatch):
   disabled: true
 - insert:
     - id: llm-deepseek
-      name: '@dshctl/llm-openai'
-      config:
-        baseUrl: {server.base_url}
-        model: deepseek-v4-flash
-        reasoningEffort: high
-        maxTokens: 256000
+      name: '@dshctl/llm-deepseek'
+      config: {{baseUrl: '{server.base_url}'}}   # as docs/agents.md, with the test server's address
 """)
         with HostProcess(home):
             done = cli(home, "agent", "run", "--profile", "p", "--format", "json", "hello")
