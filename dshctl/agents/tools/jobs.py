@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .definition import Tool, error_result, text_result
 from .fsbase import session_key
+from .processes import stop_group
 from .schemas import JOB_KILL_PARAMETERS, JOB_LIST_PARAMETERS, JOB_OUTPUT_PARAMETERS
 
 WAIT_DEFAULT_MS = 30_000
@@ -82,7 +83,6 @@ class JobTable:
         return "\n".join(f"{j.id} [bash] {j.status} — {j.label}" for j in mine)
 
     async def kill(self, job: Job) -> None:
-        from .shell import stop_group
         job.killed = True
         await stop_group(job.proc, job.grace_s)
         await job.done

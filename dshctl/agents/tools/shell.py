@@ -23,6 +23,7 @@ from pathlib import Path
 from .definition import Tool, error_result, text_result
 from .fsbase import FsError, Roots, argument_error, fs_error_result, session_key
 from .jobs import JobTable, job_tools
+from .processes import Stream, pump, stop_group
 from .schemas import BASH_PARAMETERS
 
 name = "@dshctl/tool-bash"
@@ -58,67 +59,6 @@ def clean_env(extra: dict[str, str], session_id: str | None) -> dict[str, str]:
         env["DSH_SESSION_ID"] = session_id
     env.update(extra)
     return env
-
-
-class Stream:
-    """One output stream: its tail in memory, the whole of it in a spill file once it outgrows the cap."""
-
-    def __init__(self, cap: int, spill_dir: Path, label: str):
-        self.cap, self.spill_dir, self.label = cap, spill_dir, label
-        self.tail = bytearray()
-        self.total = 0
-        self.spill = None
-        self.spill_path: str | None = None
-        self.unread = bytearray()        # what a background job's reader has not seen yet
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        self.unread += data
-        if len(self.unread) > self.cap:
-            del self.unread[:len(self.unread) - self.cap]
-        if self.spill is None and len(self.tail) + len(data) > self.cap:
-            fd, self.spill_path = tempfile.mkstemp(prefix=f"bash-{self.label}-", suffix=".log", dir=self.spill_dir)
-            self.spill = os.fdopen(fd, "wb")
-            self.spill.write(self.tail)
-        if self.spill is not None:
-            self.spill.write(data)
-        self.tail += data
-        if len(self.tail) > self.cap:
-            del self.tail[:len(self.tail) - self.cap]
-
-    def close(self) -> None:
-        if self.spill is not None:
-            self.spill.close()
-
-    def text(self) -> str:
-        text = self.tail.decode("utf-8", errors="replace")
-        if self.spill_path is None:
-            return text
-        return f"{text}\n[output truncated; full output: {self.spill_path}]"
-
-    def take_unread(self) -> str:
-        out = self.unread.decode("utf-8", errors="replace")
-        self.unread.clear()
-        return out
-
-
-async def pump(reader: asyncio.StreamReader, stream: Stream) -> None:
-    while chunk := await reader.read(65536):
-        stream.feed(chunk)
-
-
-async def stop_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
-    """SIGTERM the command's process group, SIGKILL what is left after the grace period."""
-    for sig in (signals.SIGTERM, signals.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            await asyncio.wait_for(proc.wait(), grace_s)
-            return
-        except asyncio.TimeoutError:
-            continue
 
 
 def render(stdout: str, stderr: str, *, exit_code: int | None, timed_out_ms: float | None) -> str:
