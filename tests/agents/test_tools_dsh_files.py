@@ -155,3 +155,27 @@ async def test_str_replace_editor_refuses_bad_input_with_an_error_result(tmp_pat
         out = await ask("str_replace_editor", args)
         assert out.get("isError") and out["error"]["code"] == code, (args, out)
     assert not (tmp_path.parent / "evil.txt").exists()
+
+
+@run_async()
+async def test_todo_write_and_extra_arguments(tmp_path):
+    from dshctl.agents.tools.definition import Tool
+    from dshctl.agents.tools.schemas import TODO_WRITE_PARAMETERS
+    from dshctl.agents.tools.todo import TodoLists
+    lists = TodoLists()
+    write(tmp_path / "a.txt", "a\n")
+    tools = [Tool("todo_write", "", lists.todo_write, TODO_WRITE_PARAMETERS),
+             *FileTools(Roots(None), FILE_CONFIG).definitions()]
+    ask = Caller(agent_with(tmp_path, tools))
+    assert await ask.text("todo_write", {"todos": [{"content": "a", "status": "completed"},
+                                                   {"content": "b", "status": "pending"}]}) == \
+        "Updated todo list: 1 pending, 0 in progress, 1 completed."
+    assert lists.lists["s-1"][1] == {"content": "b", "status": "pending"}
+    for bad in ({}, {"todos": "x"}, {"todos": [{"content": "a", "status": "done"}]},
+                {"todos": [{"content": "a", "status": "pending", "extra": 1}]}, {"todos": [{"status": "pending"}]}):
+        out = await ask("todo_write", bad)
+        assert out.get("isError") and out["error"]["code"] == "TOOL_ARGUMENTS_SCHEMA", bad
+    # an argument the schema does not name is ignored, as dsh's tools ignore it
+    assert "1: a" in await ask.text("read", {"file_path": "a.txt", "bogus": 1})
+    out = await ask("read", "{not json")
+    assert out.get("isError") and out["error"]["code"] == "TOOL_ARGUMENTS_JSON"
