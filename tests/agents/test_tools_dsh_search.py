@@ -86,3 +86,14 @@ def test_braces_expand_like_ripgrep_alternation():
     assert expand_braces("*.{js,ts}") == ["*.js", "*.ts"]
     assert expand_braces("{a,b}/{c,d}") == ["a/c", "a/d", "b/c", "b/d"]
     assert expand_braces("plain") == ["plain"]
+
+
+@run_async()
+async def test_huge_lines_and_many_matches_stay_bounded(tmp_path):
+    from dshctl.agents.tools import search
+    write(tmp_path / "big.txt", "needle " + "x" * (3 << 20) + "\nsecond needle\n" + "needle\n" * 5000)
+    ask = search_agent(tmp_path)
+    out = await ask.text("grep", {"pattern": "needle"})
+    assert out.startswith("Found 250 of 5002 matches\n\nbig.txt\nLine 1: needle xxx")
+    assert "Line 2: second needle" in out and "(line truncated)" in out and len(out) < 20000
+    assert search.SCAN_LINE_BYTES < (3 << 20)

@@ -35,6 +35,7 @@ schema = {"type": "object", "default": {}, "properties": {
 VCS_DIRS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
 LINE_MAX_BYTES = 2000
 BINARY_SAMPLE = 8192
+SCAN_LINE_BYTES = 1 << 20
 
 
 def expand_braces(pattern: str) -> list[str]:
@@ -217,19 +218,27 @@ def check_include(include: str | None) -> None:
 
 
 def matching_lines(path: Path, regex: re.Pattern):
+    """(line number, preview) of each matching line, read line by line: a huge file or a giant line costs
+    no more memory than ``SCAN_LINE_BYTES`` (the rest of such a line is skipped, not searched)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        f = open(path, "rb")
     except OSError:
         return
-    if b"\0" in data[:BINARY_SAMPLE]:
-        return
-    text = data.decode("utf-8", errors="replace")
-    for number, line in enumerate(text.splitlines(), 1):
-        if regex.search(line):
-            raw = line.encode()
-            yield number, (line if len(raw) <= LINE_MAX_BYTES else
-                           raw[:LINE_MAX_BYTES].decode("utf-8", errors="ignore") + " (line truncated)")
+    with f:
+        if b"\0" in f.read(BINARY_SAMPLE):
+            return
+        f.seek(0)
+        number = 0
+        while raw := f.readline(SCAN_LINE_BYTES):
+            number += 1
+            if not raw.endswith(b"\n"):
+                while (rest := f.readline(SCAN_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    pass       # the part of a giant line past the cap
+            line = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace")
+            if regex.search(line):
+                data = line.encode()
+                yield number, (line if len(data) <= LINE_MAX_BYTES else
+                               data[:LINE_MAX_BYTES].decode("utf-8", errors="ignore") + " (line truncated)")
 
 
 def group_by_file(matches: list[tuple[str, int, str]]) -> str:
