@@ -126,3 +126,28 @@ async def test_bad_input_ends_in_an_error_result(tmp_path):
         out = await ask("bash", args)
         assert out["isError"] and out["error"]["code"] == code, (args, out)
     assert os.listdir(tmp_path) == ["f.txt"]
+
+
+@run_async()
+async def test_an_abort_stops_the_command_and_its_children(tmp_path):
+    ask, _ = bash_agent(tmp_path, tmp_path, graceMs=200)
+
+    async def abort_soon():
+        await asyncio.sleep(0.3)
+        ask.agent.abort_event.set()
+    started = time.monotonic()
+    out, _ = await asyncio.gather(ask("bash", cmd(f"(sleep 5; touch {tmp_path}/late) & sleep 30")), abort_soon())
+    assert out.get("isError") and out["error"]["code"] == "TOOL_ABORTED"
+    assert time.monotonic() - started < 5
+    await asyncio.sleep(0.2)
+    assert not (tmp_path / "late").exists()
+
+
+@run_async()
+async def test_what_a_command_leaves_running_does_not_hold_the_call(tmp_path):
+    ask, _ = bash_agent(tmp_path, tmp_path)
+    started = time.monotonic()
+    assert await ask.text("bash", cmd(f"echo hi; (sleep 30; touch {tmp_path}/late) &")) == "hi\n"
+    assert time.monotonic() - started < 5
+    await asyncio.sleep(0.2)
+    assert not (tmp_path / "late").exists()

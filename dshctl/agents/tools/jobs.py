@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .definition import Tool, error_result, text_result
 from .fsbase import session_key
-from .processes import stop_group
+from .processes import drain, exited, stop_group
 from .schemas import JOB_KILL_PARAMETERS, JOB_LIST_PARAMETERS, JOB_OUTPUT_PARAMETERS
 
 WAIT_DEFAULT_MS = 30_000
@@ -65,8 +65,8 @@ class JobTable:
 
     @staticmethod
     async def _settle(job: Job) -> None:
-        await job.proc.wait()
-        await asyncio.gather(*job.pumps, return_exceptions=True)
+        await exited(job.proc)
+        await drain(job.proc, job.pumps)
         job.out.close()
         job.err.close()
 

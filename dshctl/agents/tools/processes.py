@@ -56,6 +56,16 @@ async def pump(reader: asyncio.StreamReader, stream: Stream) -> None:
         stream.feed(chunk)
 
 
+async def exited(proc: asyncio.subprocess.Process) -> int:
+    """The exit status as soon as the process ended. (asyncio's ``wait()`` also waits until every pipe is
+    closed, which a grandchild left running in the background can hold open for ever.)"""
+    delay = 0.002
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return proc.returncode
+
+
 async def stop_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
     """SIGTERM the command's process group, SIGKILL what is left after the grace period."""
     for sig in (signals.SIGTERM, signals.SIGKILL):
@@ -64,7 +74,26 @@ async def stop_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
         except (ProcessLookupError, PermissionError):
             return
         try:
-            await asyncio.wait_for(proc.wait(), grace_s)
+            await asyncio.wait_for(exited(proc), grace_s)
             return
         except asyncio.TimeoutError:
             continue
+
+
+DRAIN_S = 0.5   # how long output is still read after the command itself ended
+
+
+async def drain(proc: asyncio.subprocess.Process, pumps: list, grace_s: float = DRAIN_S) -> None:
+    """The command ended; what it left running in its group may hold the pipes open (``sleep 60 &``): read
+    for ``grace_s`` more, then SIGKILL the group and stop reading — a call never outlives its command."""
+    _, pending = await asyncio.wait(pumps, timeout=grace_s)
+    if not pending:
+        return
+    try:
+        os.killpg(proc.pid, signals.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    _, pending = await asyncio.wait(pending, timeout=1)
+    for pump_task in pending:
+        pump_task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)

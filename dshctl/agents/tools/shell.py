@@ -6,7 +6,9 @@ workspace; it must stay inside it), with a clean environment: only the variables
 ``DSH_SESSION_ID``, plus the row's ``env``. The result text is dsh's: stdout, then ``[stderr]`` and stderr,
 ``(no output)`` when both are empty, and the markers ``[timed out after Nms]``, ``[killed by signal: S]``,
 ``[exit code: N]``. Each stream keeps its last ``maxOutputBytes``; the whole stream goes to a file whose
-path the result names. On timeout or abort the group gets SIGTERM, then SIGKILL after ``graceMs``.
+path the result names. On timeout or abort the group gets SIGTERM, then SIGKILL after ``graceMs``; what a
+command leaves running in its group when it ends (``sleep 60 &``) is killed half a second later, so a call
+never outlives its command (``run_in_background`` is the way to keep something running).
 
 Every process starts through :func:`spawn` ``(argv, cwd, env) -> process`` (the one place a host
 sandbox wraps). Config: ``root``, ``timeoutMs`` (120000), ``maxTimeoutMs`` (600000), ``maxOutputBytes``
@@ -23,7 +25,7 @@ from pathlib import Path
 from .definition import Tool, error_result, text_result
 from .fsbase import FsError, Roots, argument_error, fs_error_result, session_key
 from .jobs import JobTable, job_tools
-from .processes import Stream, pump, stop_group
+from .processes import Stream, drain, exited, pump, stop_group
 from .schemas import BASH_PARAMETERS
 
 name = "@dshctl/tool-bash"
@@ -134,7 +136,7 @@ class BashTool:
             return error_result(f"cannot start bash: {exc.strerror or exc}", "SHELL_SPAWN_FAILED")
         timed_out = None
         try:
-            waiter = asyncio.ensure_future(proc.wait())
+            waiter = asyncio.ensure_future(exited(proc))
             aborted = asyncio.ensure_future(run.abort.wait()) if run.abort is not None else None
             done, _ = await asyncio.wait([w for w in (waiter, aborted) if w is not None],
                                          timeout=timeout_ms / 1000, return_when=asyncio.FIRST_COMPLETED)
@@ -143,10 +145,11 @@ class BashTool:
             if waiter not in done:
                 timed_out = None if aborted in done else timeout_ms
                 await stop_group(proc, self.config["graceMs"] / 1000)
+                waiter.cancel()
         finally:
             if proc.returncode is None:    # cancelled from outside: leave nothing running
                 await stop_group(proc, 0.2)
-            await asyncio.gather(*pumps, return_exceptions=True)
+            await drain(proc, pumps)
             out.close()
             err.close()
         if run.abort is not None and run.abort.is_set() and timed_out is None and proc.returncode is not None \
