@@ -179,3 +179,20 @@ async def test_todo_write_and_extra_arguments(tmp_path):
     assert "1: a" in await ask.text("read", {"file_path": "a.txt", "bogus": 1})
     out = await ask("read", "{not json")
     assert out.get("isError") and out["error"]["code"] == "TOOL_ARGUMENTS_JSON"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab\n", max_size=30), st.text(alphabet="ab\n", min_size=1, max_size=4),
+       st.text(alphabet="abc", max_size=4), st.booleans())
+def test_literal_edit_replaces_exactly_or_refuses(content, old, new, replace_all):
+    from dshctl.agents.tools.file_tools import literal_edit
+    from dshctl.agents.tools.fsbase import FsError
+    count = content.count(old)
+    try:
+        edited = literal_edit(content, old, new, replace_all, "/f")
+    except FsError as exc:
+        assert (count == 0 and exc.code == "FS_EDIT_NOT_FOUND") or \
+            (count > 1 and not replace_all and exc.code == "FS_AMBIGUOUS_EDIT" and f"matched {count} times" in exc.message)
+        return
+    assert count == 1 or (count > 1 and replace_all)
+    assert edited == content.replace(old, new)
