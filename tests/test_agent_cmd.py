@@ -66,8 +66,9 @@ def test_run_errors_are_one_line_with_a_hint(tmp_path):
     home = home_with_notes(tmp_path)
     result = agent(home, "run", "--session", "no-such-session", "hi")
     assert result.returncode == 1
-    assert result.stderr.startswith("dshctl: error: agent run on an embedded host")
-    assert "no session 'no-such-session'" in result.stderr and "hint: list the sessions" in result.stderr
+    # the session is resolved (id, unique prefix, --continue) before any host is reached
+    assert result.stderr.startswith("dshctl: error: no session 'no-such-session'")
+    assert "hint: `dshctl session list` shows the sessions" in result.stderr
     assert "Traceback" not in result.stderr
     result = agent(home, "run", "--preset", "nope", "hi")
     assert result.returncode == 1 and "Traceback" not in result.stderr

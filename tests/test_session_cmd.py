@@ -11,6 +11,7 @@ import pytest
 from dshctl.agents.session.api import SessionStore
 
 from tests.agents.session_helpers import write_turn
+from tests.host.helpers import DSHCTL, WAIT_S
 
 DSHCTL = Path(sys.executable).parent / "dshctl"
 
@@ -187,3 +188,18 @@ def test_archive_refuses_an_unknown_session_or_profile_and_writes_nothing(capsys
     code, _, err = run(capsys, "--home", str(home), "session", "archive", "9999")
     assert code == 1 and "no session '9999'" in err
     assert not (home / "profiles" / "web" / ".dshctl").exists()
+
+
+def test_show_separates_the_steps_texts_each_before_its_calls(tmp_path):
+    from tests.agents.test_tools_dsh_host import home_with
+    home = home_with(tmp_path, [{"text": "Let me look.", "toolCalls": [{"name": "todo_write", "arguments": {
+        "todos": [{"content": "look", "status": "in_progress"}]}}]}, {"text": "All done."}])
+    run = subprocess.run([DSHCTL, "--home", str(home), "agent", "run", "--profile", "p", "go"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=WAIT_S)
+    session = run.stderr.strip().splitlines()[-1].removeprefix("(session ").rstrip(")")
+    shown = subprocess.run([DSHCTL, "--home", str(home), "session", "show", session[:8]], capture_output=True,
+                           text=True, timeout=WAIT_S)
+    lines = [l.strip() for l in shown.stdout.splitlines() if l.startswith("  ")]
+    assert lines[1:] == ["assistant: Let me look.",
+                         'tool: todo_write {"todos":[{"content":"look","status":"in_progress"}]} -> Updated '
+                         "todo list: 0 pending, 1 in progress, 0 completed.", "assistant: All done."]

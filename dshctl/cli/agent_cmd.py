@@ -11,8 +11,13 @@ from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, comm
 
 PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset for the session.",
                                                   show_default=False)]
-SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session.",
-                                                   show_default=False)]
+SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session (an id or "
+                                                   "a unique prefix of one).", show_default=False)]
+ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the newest session started in "
+                                           "this directory.")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", "-m", help="Use this model (of the llm row's API) "
+                                                 "for the session's turns.", show_default=False)]
+ReasoningOpt = Annotated[bool, typer.Option("--show-reasoning", help="Show the model's reasoning (on stderr).")]
 
 PermissionsOpt = Annotated[Optional[str], typer.Option(
     "--permissions", help="Permission preset for the session: workspace-write (ask before wider access) or "
@@ -33,7 +38,8 @@ def register(app: typer.Typer) -> None:
 
 
 def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to ask the agent.")],
-        preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
+        preset: PresetOpt = None, session: SessionOpt = None, continue_last: ContinueOpt = False,
+        model: ModelOpt = None, show_reasoning: ReasoningOpt = False, home: HomeOpt = None,
         profile: ProfileOpt = None, fmt: FormatOpt = "text", permissions: PermissionsOpt = None,
         approval: ApprovalOpt = None) -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
@@ -43,12 +49,20 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
     """
     import asyncio
 
+    import os
+
+    from dshctl.cli.agent_options import check_preset, pick_session
     from dshctl.cli.agent_view import TurnPrinter
     check_format(fmt)
     s = effective(ctx, home, profile)
+    session = pick_session(s, session, continue_last)
+    check_preset(s, preset)
     printer = TurnPrinter(json_lines=fmt == "json")
-    reason = asyncio.run(_run_once(s, {"prompt": prompt, "session": session, "preset": preset,
-                                       "permissions": permissions, "approval": approval}, printer))
+    printer.show_reasoning = show_reasoning
+    # cwd: a new session's workspace is where the agent was started (dsh's tools work there)
+    request = {"prompt": prompt, "session": session, "preset": preset, "model": model, "cwd": os.getcwd(),
+               "permissions": permissions, "approval": approval}
+    reason = asyncio.run(_run_once(s, request, printer))
     raise typer.Exit(exit_code(reason))
 
 
@@ -68,8 +82,10 @@ async def _run_once(s, request: dict, printer) -> dict | None:
         await link.close()
 
 
-def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None, home: HomeOpt = None,
-         profile: ProfileOpt = None, permissions: PermissionsOpt = None, approval: ApprovalOpt = None) -> None:
+def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None,
+         continue_last: ContinueOpt = False, model: ModelOpt = None, show_reasoning: ReasoningOpt = False,
+         home: HomeOpt = None, profile: ProfileOpt = None, permissions: PermissionsOpt = None,
+         approval: ApprovalOpt = None) -> None:
     """Talk to the agent: each line is a turn, streamed as it comes; Ctrl-C aborts a running turn,
     Ctrl-D (or /quit) leaves. /help lists the commands.
 
@@ -77,9 +93,13 @@ def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = Non
     """
     import asyncio
 
+    from dshctl.cli.agent_options import check_preset, pick_session
     from dshctl.cli.agent_view import ChatSession
     s = effective(ctx, home, profile)
+    session = pick_session(s, session, continue_last)
+    check_preset(s, preset)
     chosen = {k: v for k, v in (("permissions", permissions), ("approval", approval)) if v is not None}
-    code = asyncio.run(ChatSession(s, session=session, preset=preset, permissions=chosen).run())
+    code = asyncio.run(ChatSession(s, session=session, preset=preset, model=model,
+                                   show_reasoning=show_reasoning, permissions=chosen).run())
     raise typer.Exit(code)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 REASON_TEXT = {"blocked": "a plugin rejected the input (agent/pre-step)", "max-tokens":
@@ -33,6 +34,9 @@ class TurnPrinter:
         self._styled = None          # a rich console for the side lines, on a colour terminal
         self.interactive_answers = sys.stdin.isatty()
         self.last_session: str | None = None
+        self.show_reasoning = False    # --show-reasoning, /reasoning: the model's thinking, dimmed, on stderr
+        self.usage: dict = {}          # this turn's tokens, summed over its steps
+        self._in_reasoning = False
 
     def _text(self, text: str) -> None:
         self.out.write(text)
@@ -50,6 +54,13 @@ class TurnPrinter:
             self.err.write(text + "\n")
         self.err.flush()
 
+    def _reasoning(self, text: str) -> None:
+        if self._mid_line and not self._in_reasoning:
+            self._text("\n")
+        self._in_reasoning = True
+        self.err.write(text)
+        self.err.flush()
+
     def note(self, text: str) -> None:
         self._side(f"-- {text}")
 
@@ -60,7 +71,15 @@ class TurnPrinter:
             return
         kind, data = event["type"], event["data"]
         if kind == "assistant/chunk" and data["chunk"].get("type") == "text-delta":
+            if self._in_reasoning:
+                self._in_reasoning = False
+                self.err.write("\n")
             self._text(data["chunk"]["text"])
+        elif kind == "assistant/chunk" and data["chunk"].get("type") == "reasoning-delta" and self.show_reasoning:
+            self._reasoning(data["chunk"].get("text", ""))
+        elif kind == "assistant/message":
+            from dshctl.cli.agent_options import add_usage
+            add_usage(self.usage, data.get("usage"))
         elif kind == "tool/call":
             self._side(f"  → {data['name']} {data['arguments']}")
         elif kind == "tool/result":
@@ -83,6 +102,11 @@ class TurnPrinter:
         why = describe_reason(line.get("reason"))
         if why:
             self._side(f"dshctl: {why}", "yellow")
+        from dshctl.cli.agent_options import usage_line
+        used = usage_line(self.usage)
+        if used:
+            self.err.write(f"({used})\n")
+        self.usage = {}
         self.err.write(f"(session {line.get('session')})\n")
 
     async def ask(self, question: dict) -> dict | None:
@@ -137,15 +161,19 @@ HELP = """commands:
   /new             start a new session
   /preset NAME     use another agent preset from the next turn
   /permissions P   switch the permission preset (workspace-write, danger-full-access) next turn
+  /model NAME      use another model from the next turn (/model alone: which one)
+  /reasoning       show or hide the model's reasoning
   /quit, /exit     leave (Ctrl-D too); Ctrl-C aborts a running turn"""
 
 
 class ChatSession:
-    def __init__(self, state, *, session: str | None, preset: str | None,
-                 permissions: dict | None = None):
+    def __init__(self, state, *, session: str | None, preset: str | None, model: str | None = None,
+                 show_reasoning: bool = False, permissions: dict | None = None):
         self.state = state
         self.session = session
         self.preset = preset
+        self.model = model
+        self.show_reasoning = show_reasoning
         self.permissions = dict(permissions or {})     # "permissions" / "approval" for the next turn
 
     async def run(self) -> int:
@@ -153,6 +181,7 @@ class ChatSession:
         from dshctl.errors import DshctlError
         printer = TurnPrinter()
         printer.interactive_answers = True
+        self.printer = printer
         link = await connect(self.state.home, self.state.profile)
         sys.stderr.write(f"dshctl agent chat on {link.where}; /help for commands\n")
         try:
@@ -168,9 +197,11 @@ class ChatSession:
                     if self.command(line) == "quit":
                         return 0
                     continue
+                printer.show_reasoning = self.show_reasoning
                 try:
                     await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset,
-                                            **self.permissions}, printer)
+                                            "model": self.model, "cwd": os.getcwd(), **self.permissions},
+                                     printer)
                     self.permissions = {}
                 except DshctlError as err:
                     sys.stderr.write(f"dshctl: error: {err}\n" + (f"  hint: {err.hint}\n" if err.hint else ""))
@@ -193,8 +224,27 @@ class ChatSession:
             self.permissions = {"permissions": arg.strip()}
             print(f"permissions {arg.strip()} from the next turn")
         elif name == "/preset" and arg.strip():
-            self.preset = arg.strip()
-            print(f"preset {self.preset} from the next turn")
+            self.switch_preset(arg.strip())
+        elif name == "/model":
+            if arg.strip():
+                self.model = arg.strip()
+                print(f"model {self.model} from the next turn")
+            else:
+                print(f"model {self.model}" if self.model else "the llm row's own model")
+        elif name == "/reasoning":
+            self.show_reasoning = not self.show_reasoning
+            print("reasoning shown" if self.show_reasoning else "reasoning hidden")
         else:
             print(f"unknown command {line!r}; /help lists the commands")
         return None
+
+    def switch_preset(self, preset: str) -> None:
+        from dshctl.cli.agent_options import check_preset
+        from dshctl.errors import DshctlError
+        try:
+            check_preset(self.state, preset)
+        except DshctlError as err:
+            print(f"{err}; keeping {self.preset or 'no preset'}")
+            return
+        self.preset = preset
+        print(f"preset {self.preset} from the next turn")

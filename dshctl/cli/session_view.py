@@ -43,9 +43,32 @@ def print_session(seen, summary: list[dict]) -> None:
             f"{usage['inputTokens']} in / {usage['outputTokens']} out tokens)")
         if turn["prompt"]:
             say(f"  user: {_clip(turn['prompt'])}")
-        for tool in turn["tools"]:
-            result = "(no result)" if tool["result"] is None else _clip(tool["result"], 120, one_line=True)
-            mark = " [error]" if tool.get("isError") else ""
-            say(f"  tool: {tool['name']} {_clip(tool['arguments'], 120, one_line=True)} -> {result}{mark}")
-        if turn["answer"]:
-            say(f"  assistant: {_clip(turn['answer'])}")
+        tools = iter(turn["tools"])
+        for step_text, calls in steps_of(seen.events, turn["turn"]):
+            if step_text:
+                say(f"  assistant: {_clip(step_text)}")
+            for tool in (next(tools, None) for _ in range(calls)):
+                if tool is not None:
+                    say(tool_line(tool))
+        for tool in tools:                    # calls logged without their assistant message (a torn turn)
+            say(tool_line(tool))
+
+
+def tool_line(tool: dict) -> str:
+    result = "(no result)" if tool["result"] is None else _clip(tool["result"], 120, one_line=True)
+    mark = " [error]" if tool.get("isError") else ""
+    return f"  tool: {tool['name']} {_clip(tool['arguments'], 120, one_line=True)} -> {result}{mark}"
+
+
+def steps_of(events: list[dict], turn: int) -> list[tuple[str, int]]:
+    """Each step's assistant text and how many tools it called, in order: the texts of a turn's steps
+    are shown apart, each before the calls it made."""
+    out = []
+    for event in events:
+        data = event.get("data")
+        if event.get("type") != "assistant/message" or not isinstance(data, dict) or data.get("turn") != turn:
+            continue
+        blocks = [b for b in (data.get("message") or {}).get("content") or [] if isinstance(b, dict)]
+        text = "".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
+        out.append((text, sum(1 for b in blocks if b.get("type") == "tool-call")))
+    return out

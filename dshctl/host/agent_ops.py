@@ -42,6 +42,8 @@ class TurnStream:
         except Exception as exc:  # noqa: BLE001 - unknown session, busy session, missing preset, no loop
             yield {"ok": False, "error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}
             return
+        if isinstance(request.get("model"), str) and request["model"]:
+            agent.options["model"] = request["model"]     # --model / /model: this session's turns from now on
         start = 0 if request.get("session") is None else len(agent.session.events)
         problem = choose_permissions(self.host.root, agent, request)
         if problem is not None:

@@ -112,6 +112,7 @@ class SseServer:
                     request = await self._read_request(reader)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
+                request["peer"] = writer.get_extra_info("peername")   # which connection carried it
                 self.requests.append(request)
                 reply = self.script.pop(0) if self.script else Status(500, '{"error":{"message":"script empty"}}')
                 if isinstance(reply, Silent):

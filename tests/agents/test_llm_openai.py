@@ -126,7 +126,8 @@ def test_a_retry_after_beyond_max_delay_is_not_waited_for():
         started = time.monotonic()
         chunks = _stream(_model(server, retry={"maxDelayMs": 10_000}))
         assert len(server.requests) == 1 and time.monotonic() - started < 5
-    assert chunks[-1]["reason"]["failure"] == {"message": "scripted failure", "code": "RATE_LIMIT", "status": 429,
+    assert chunks[-1]["reason"]["failure"] == {"message": "scripted failure (HTTP 429): the server is rate limiting; wait "
+                                               "a moment and try again", "code": "RATE_LIMIT", "status": 429,
                                                "providerRetryAfterMs": 60_000}
 
 
@@ -138,7 +139,7 @@ def test_5xx_retried_until_the_budget_then_a_terminal_error():
         chunks = _stream(_model(server, retry={"maxRetries": 2, "initialDelayMs": 5}))
         assert len(server.requests) == 3 + 3
     assert chunks == [{"type": "finish", "reason": {"kind": "error", "failure": {
-        "message": "overloaded", "code": "SERVER", "status": 500}}}]
+        "message": "overloaded (HTTP 500): the server failed; try again later", "code": "SERVER", "status": 500}}}]
 
 
 def test_auth_failure_is_not_retried_and_never_shows_the_key():
@@ -226,3 +227,69 @@ def test_retry_after_parsing(value, low, high):
     from dshctl.agents.llm.openai_wire import retry_after_ms
     got = retry_after_ms(value)
     assert (got is None) if low is None else low <= got <= high
+
+
+def _ok():
+    return Sse([chunk({"role": "assistant", "content": "ok"}), chunk(finish="stop"), DONE])
+
+
+@pytest.mark.parametrize("config, expected", [
+    ({}, {}),
+    ({"reasoningEffort": "high", "maxTokens": 256000},
+     {"thinking": {"type": "enabled"}, "reasoning_effort": "high", "max_tokens": 256000}),
+    ({"reasoningEffort": "off"}, {"thinking": {"type": "disabled"}}),
+    ({"thinking": "disabled"}, {"thinking": {"type": "disabled"}}),
+    ({"thinking": "enabled", "reasoningEffort": "max"}, {"thinking": {"type": "enabled"}, "reasoning_effort": "max"}),
+])
+def test_thinking_effort_and_max_tokens_go_on_the_wire_as_dsh_sends_them(config, expected):
+    with SseServer() as server:
+        server.script = [_ok()]
+        assert assemble(_stream(_model(server, **config))).text == "ok"
+        body = server.requests[0]["body"]
+    sent = {k: body[k] for k in ("thinking", "reasoning_effort", "max_tokens") if k in body}
+    assert sent == expected
+
+
+def test_an_effort_thinking_forbids_fails_before_any_request():
+    with SseServer() as server:
+        chunks = _stream(_model(server, thinking="disabled", reasoningEffort="high"))
+        assert server.requests == []
+    assert chunks[-1]["reason"]["failure"]["code"] == "UNSUPPORTED_REASONING_EFFORT"
+
+
+def test_one_client_serves_every_request_of_the_adapter():
+    with SseServer() as server:
+        server.script = [_ok(), _ok(), _ok()]
+        model = _model(server)
+
+        async def three():
+            texts = [assemble([c async for c in model.stream(_options())]).text for _ in range(3)]
+            client = model._client
+            await model.aclose()
+            return texts, client
+
+        texts, client = asyncio.run(three())
+        assert texts == ["ok"] * 3 and client.is_closed and model._client is None
+        assert len({r["peer"] for r in server.requests}) == 1      # keep-alive: one connection carried all three
+
+
+def test_a_missing_key_names_the_variable_before_any_request(monkeypatch):
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    model = OpenAiModel({"baseUrl": "https://api.deepseek.com", "model": "m"})
+    chunks = asyncio.run(asyncio.wait_for(_collect(model), 10))
+    failure = chunks[-1]["reason"]["failure"]
+    assert failure["code"] == "AUTH" and "set DEEPSEEK_API_KEY" in failure["message"]
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-from-env")
+    assert OpenAiModel({"baseUrl": "https://api.deepseek.com", "model": "m"}).missing_key() is None
+
+
+async def _collect(model):
+    return [c async for c in model.stream(_options())]
+
+
+def test_a_401_says_what_to_do():
+    with SseServer() as server:
+        server.script = [Status(401, '{"error": {"message": "Authentication Fails"}}')]
+        failure = _stream(_model(server, apiKeyEnv="MY_KEY"))[-1]["reason"]["failure"]
+    assert failure["message"] == ("Authentication Fails (HTTP 401): the server refused the API key; set a valid key "
+                                  "in MY_KEY (or apiKey in the llm row) and try again")

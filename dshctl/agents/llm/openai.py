@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import random
 from typing import Any, AsyncIterator
 
@@ -37,7 +38,10 @@ schema = {
         "provider": {"type": "string", "minLength": 1, "default": PROVIDER},
         "connectTimeoutMs": {"type": "integer", "minimum": 1, "default": 10_000},
         "readTimeoutMs": {"type": "integer", "minimum": 1, "default": 300_000},
+        "apiKeyEnv": {"type": "string", "minLength": 1, "default": "DEEPSEEK_API_KEY"},
         "maxTokens": {"type": "integer", "minimum": 1},
+        "thinking": {"enum": ["enabled", "disabled"]},
+        "reasoningEffort": {"enum": ["off", "low", "high", "max"]},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
         "retry": {
             "type": "object",
@@ -69,7 +73,10 @@ class OpenAiModel:
         self.provider = config.get("provider", PROVIDER)
         self.model = config["model"]
         self.base_url = config.get("baseUrl", "https://api.deepseek.com").rstrip("/")
-        self._key = config.get("apiKey") or None
+        self.key_env = config.get("apiKeyEnv", "DEEPSEEK_API_KEY")
+        self._key = config.get("apiKey") or os.environ.get(self.key_env) or None
+        self.thinking = config.get("thinking")
+        self.effort = config.get("reasoningEffort")
         self._headers = dict(config.get("headers") or {})
         self.max_tokens = config.get("maxTokens")
         self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
@@ -77,7 +84,31 @@ class OpenAiModel:
         self.timeout = httpx.Timeout(connect=config.get("connectTimeoutMs", 10_000) / 1000,
                                      read=config.get("readTimeoutMs", 300_000) / 1000, write=30.0, pool=30.0)
         self._transport = transport
+        self._client: httpx.AsyncClient | None = None    # one per adapter (connection reuse), per event loop
+        self._client_loop = None
         self.retries = 0                   # retries made so far (tests and status read it)
+
+    def client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop or self._client.is_closed:
+            # Plain http:// never does TLS: skip loading the CA bundle (the cost of a client is mostly that).
+            verify = not self.base_url.startswith("http://")
+            self._client = httpx.AsyncClient(timeout=self.timeout, transport=self._transport, verify=verify)
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()
+
+    def missing_key(self) -> LlmFailure | None:
+        """No key for a server beyond this machine: one line naming the variable, before any request."""
+        host = httpx.URL(self.base_url).host
+        if self._key or host in ("127.0.0.1", "localhost", "::1"):
+            return None
+        return LlmFailure(f"no API key for {self.base_url}: set {self.key_env} in the environment of the process "
+                          f"that runs the agent (or apiKey in the llm row)", "AUTH")
 
     def __repr__(self) -> str:             # never the key
         return f"OpenAiModel(baseUrl={self.base_url!r}, model={self.model!r})"
@@ -100,6 +131,15 @@ class OpenAiModel:
     async def stream(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
         if options.max_tokens is None and self.max_tokens is not None:
             options = dataclasses.replace(options, max_tokens=self.max_tokens)
+        failure = self.missing_key()
+        if failure is None:
+            try:
+                request_body(options, effort=self.effort, thinking=self.thinking)
+            except ValueError as exc:
+                failure = LlmFailure(str(exc), "UNSUPPORTED_REASONING_EFFORT")
+        if failure is not None:
+            yield _error_finish(failure)
+            return
         attempt = 0
         while True:
             delivered = 0
@@ -140,22 +180,22 @@ class OpenAiModel:
 
     async def _attempt(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
         url = f"{self.base_url}/chat/completions"
-        body = json.dumps(request_body(options), ensure_ascii=False)
-        async with httpx.AsyncClient(timeout=self.timeout, transport=self._transport) as client:
-            try:
-                async with client.stream("POST", url, content=body.encode(), headers=self._request_headers()) as resp:
-                    if resp.status_code >= 300:
-                        raise LlmError(await self._http_failure(resp))
-                    async for chunk in self._chunks(resp, options.abort):
-                        yield chunk
-            except httpx.TimeoutException as exc:
-                what = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
-                raise LlmError(self._failure(f"timed out {what} {url}", "TIMEOUT")) from None
-            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                raise LlmError(self._failure(f"connection to {url} closed mid-stream: {exc}", "STREAM_CLOSED")) \
-                    from None
-            except httpx.TransportError as exc:
-                raise LlmError(self._failure(f"request to {url} failed: {exc}", "TRANSPORT")) from None
+        body = json.dumps(request_body(options, effort=self.effort, thinking=self.thinking), ensure_ascii=False)
+        client = self.client()   # one per adapter (connection reuse); closed with the plugin
+        try:
+            async with client.stream("POST", url, content=body.encode(), headers=self._request_headers()) as resp:
+                if resp.status_code >= 300:
+                    raise LlmError(await self._http_failure(resp))
+                async for chunk in self._chunks(resp, options.abort):
+                    yield chunk
+        except httpx.TimeoutException as exc:
+            what = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
+            raise LlmError(self._failure(f"timed out {what} {url}", "TIMEOUT")) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise LlmError(self._failure(f"connection to {url} closed mid-stream: {exc}", "STREAM_CLOSED")) \
+                from None
+        except httpx.TransportError as exc:
+            raise LlmError(self._failure(f"request to {url} failed: {exc}", "TRANSPORT")) from None
 
     async def _http_failure(self, resp: httpx.Response) -> LlmFailure:
         raw = (await resp.aread()).decode("utf-8", "replace")
@@ -168,9 +208,19 @@ class OpenAiModel:
         except (ValueError, AttributeError):
             pass
         request_id = resp.headers.get("x-request-id") or resp.headers.get("x-deepseek-request-id") or None
-        return self._failure(message, http_error_code(resp.status_code, detail), status=resp.status_code,
+        code = http_error_code(resp.status_code, detail)
+        message = f"{message} (HTTP {resp.status_code}): {self._what_to_do(code)}" if self._what_to_do(code) \
+            else message
+        return self._failure(message, code, status=resp.status_code,
                              provider_retry_after_ms=retry_after_ms(resp.headers.get("retry-after")),
                              request_id=request_id)
+
+    def _what_to_do(self, code: str) -> str:
+        return {"AUTH": f"the server refused the API key; set a valid key in {self.key_env} (or apiKey in the "
+                        "llm row) and try again",
+                "RATE_LIMIT": "the server is rate limiting; wait a moment and try again",
+                "QUOTA": "the account's balance or quota is used up; top it up and try again",
+                "SERVER": "the server failed; try again later"}.get(code, "")
 
     async def _chunks(self, resp: httpx.Response, abort: asyncio.Event | None) -> AsyncIterator[StreamChunk]:
         sse, translate = SseParser(), Translator()
@@ -185,6 +235,12 @@ class OpenAiModel:
             for chunk in translate.feed(payload):
                 yield chunk
             if translate.done:
+                # read the body to its end, so the connection goes back to the pool for the next request
+                try:
+                    while await _next_or_abort(lines, abort) is not None:
+                        pass
+                except _Aborted:
+                    pass           # the answer is whole; an abort now only costs the connection
                 return
         raise LlmError(self._failure("stream ended without [DONE]", "STREAM_CLOSED"))
 
@@ -219,4 +275,6 @@ async def _aborted_within(abort: asyncio.Event | None, seconds: float) -> bool:
 
 
 def apply(ctx, config):
-    ctx.provide(LLM_SERVICE, OpenAiModel(config))
+    model = OpenAiModel(config)
+    ctx.provide(LLM_SERVICE, model)
+    ctx.effect(lambda: model.aclose, "llm-openai: close the HTTP client")

@@ -54,9 +54,29 @@ def serialize_messages(options: GenerateOptions) -> list[dict]:
     return wire
 
 
-def request_body(options: GenerateOptions) -> dict:
+EFFORTS = ("off", "low", "high", "max")
+
+
+def resolve_thinking(effort: str | None, thinking: str | None) -> dict:
+    """dsh's llm-deepseek rule: an effort of low/high/max turns thinking on at that effort, ``off`` turns it
+    off (never sent as an effort), none leaves the deployment's ``thinking`` (or nothing) on the wire."""
+    if effort is not None and effort not in EFFORTS:
+        raise ValueError(f'DeepSeek does not support reasoning effort "{effort}"')
+    if thinking == "disabled" and effort not in (None, "off"):
+        raise ValueError(f'DeepSeek deployment does not support reasoning effort "{effort}"')
+    if effort == "off":
+        return {"thinking": {"type": "disabled"}}
+    if effort is not None:
+        return {"thinking": {"type": "enabled"}, "reasoning_effort": effort}
+    return {} if thinking is None else {"thinking": {"type": thinking}}
+
+
+def request_body(options: GenerateOptions, *, effort: str | None = None, thinking: str | None = None) -> dict:
+    """The wire body; ``effort`` / ``thinking`` are the row's defaults (``options.extra["reasoningEffort"]``
+    overrides the effort for one request)."""
     body: dict[str, Any] = {"model": options.model, "messages": serialize_messages(options), "stream": True,
-                            "stream_options": {"include_usage": True}}
+                            "stream_options": {"include_usage": True},
+                            **resolve_thinking(options.extra.get("reasoningEffort", effort), thinking)}
     if options.tools:
         body["tools"] = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                            "parameters": t.get("parameters") or {"type": "object"}}}

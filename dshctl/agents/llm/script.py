@@ -103,7 +103,8 @@ def reply_chunks(reply: dict, request_no: int) -> list[StreamChunk]:
         index += 1
     usage = reply.get("usage") or {"inputTokens": 0, "outputTokens": sum(
         len(c.get("text", c.get("argumentsDelta", ""))) for c in chunks if c["type"].endswith("-delta"))}
-    chunks.append({"type": "usage", "usage": usage})
+    # a usage written in the row's YAML arrives as the loader's mapping: the log takes plain JSON
+    chunks.append({"type": "usage", "usage": {str(k): v for k, v in dict(usage).items()}})
     if reply.get("finish") == "length":
         reason = {"kind": "max-tokens"}
     else:

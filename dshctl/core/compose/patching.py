@@ -55,6 +55,23 @@ class PatchWarning:
         return {"layer": self.layer, "message": self.message, "code": self.code,
                 "file": loc.file, "line": loc.line, "column": loc.column}
 
+    def __str__(self) -> str:
+        """One located line: where, dsh's message, what to do instead."""
+        where = f"{self.loc}: " if self.loc is not None and self.loc.file else f"{self.layer}: "
+        hint = PATCH_HINTS.get(self.code, "").replace("<id>", str(self.target) if self.target is not None else "<id>")
+        return f"{where}{self.message}" + (f" (hint: {hint})" if hint else "")
+
+
+# What to do instead, by warning code (dsh only says what it skipped).
+PATCH_HINTS = {
+    "name-mismatch": "a patch cannot change a row's plugin; disable the row (`- id: <id>` with "
+                     "`disabled: true`) and insert a new one with the other name (docs/agents.md)",
+    "not-found": "no row has this id in the layers below; check the id, or use `- insert:` to add a row",
+    "id-required": "give the entry an `id:`, or use `- insert:` to add rows",
+    "insert-not-found": "the group to insert into has another id; check it (dshctl profile show)",
+    "insert-not-group": "only a `cordis:group` row takes inserted children; insert at the top level instead",
+}
+
 
 @dataclass
 class Touch:
