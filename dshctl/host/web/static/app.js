@@ -200,7 +200,8 @@ function onTurnEnd(data) {
   setRunning(false);
   const reason = data.reason || {};
   if (reason.kind && reason.kind !== "completed" && reason.kind !== "stop") {
-    const cause = reason.cause && reason.cause.kind ? ` (${reason.cause.kind})` : "";
+    const why = (reason.reason || reason.cause || {}).kind;   // turn/end {kind: "aborted", reason: {kind: "user"}}
+    const cause = why ? ` (${why})` : "";
     add("note", `turn ended: ${reason.kind}${cause}`);
   }
   state.streaming = null;
@@ -272,9 +273,12 @@ function rowTree(rows) {
 }
 
 function errorsOf(outcome) {
-  return (outcome.errors || []).map((e) => h("div", { class: "error" },
+  const failedRows = (outcome.rows || []).filter((r) => r.action === "failed").map((r) => h("div", { class: "error" },
+    r.config_loc || r.loc ? h("span", { class: "loc", text: (r.config_loc || r.loc) + ": " }) : null,
+    `row ${r.id} failed: ${r.reason || ""}`));
+  return failedRows.concat((outcome.errors || []).map((e) => h("div", { class: "error" },
     e.loc ? h("span", { class: "loc", text: e.loc + ": " }) : null, e.message,
-    e.hint ? h("div", { class: "meta", text: `hint: ${e.hint}` }) : null));
+    e.hint ? h("div", { class: "meta", text: `hint: ${e.hint}` }) : null)));
 }
 
 function renderStatus() {
