@@ -62,7 +62,7 @@ def arm(page, message) -> str:
 
 
 def test_the_loop_agent_story_in_the_browser(browser, tmp_path):
-    home = browser_home(tmp_path, replies(400, delay_ms=30), runner={"continuation": "go on"})
+    home = browser_home(tmp_path, replies(1000, delay_ms=150), runner={"continuation": "go on"})
     port = port_of(home)
     with HostProcess(home):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -141,12 +141,25 @@ class Attacker(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_status_shows_a_rolled_back_reload_and_a_browser_attack_changes_nothing(browser, tmp_path):
-    home = browser_home(tmp_path, replies(5), runner={"continuation": "go on"})
+ASK = {"name": "ask_user_question", "arguments": {"question": "Which way?", "options": [
+    {"label": "left"}, {"label": "right", "recommended": True}]}}
+
+
+def test_a_question_is_answered_on_the_page_status_shows_a_rollback_and_attacks_fail(browser, tmp_path):
+    script = [{"toolCalls": [ASK]}, {"text": "went the way you chose"}, *replies(5)]
+    home = browser_home(tmp_path, script, runner={"continuation": "go on"})
     port = port_of(home)
     with HostProcess(home):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.get_by_role("textbox", name="Message").fill("which way should I go?")
+        page.get_by_role("button", name="Send", exact=True).click()
+        expect(page.get_by_text("Which way?", exact=True)).to_be_visible()
+        page.get_by_role("button", name="right (recommended)").click()
+        expect(page.locator("#log .msg.assistant", has_text="went the way you chose")).to_be_visible()
+        expect(page.locator("#log .msg.tool .result")).to_contain_text("The user chose: right")
+
         page.goto(f"http://127.0.0.1:{port}/#/status")
         expect(page.locator('[data-row="c"]')).to_contain_text("ACTIVE")
         layer = user_file(home)
@@ -172,6 +185,7 @@ def test_status_shows_a_rolled_back_reload_and_a_browser_attack_changes_nothing(
             evil.shutdown()
         assert loop_state(port)["continuation"] == "go on"
 
+        assert page.goto(f"http://localhost:{port}/status.json").status == 200
         rebound = page.goto(f"http://rebind.test:{port}/status.json")   # rebinding: refused by Host
         assert rebound.status == 421 and "rows" not in rebound.text()
         page.close()

@@ -5,7 +5,9 @@
 "mode": "followup"|"steer", "cwd"?}`` queues a message (a new session when ``session`` is null) and
 answers ``{"session"}``; ``GET /api/chat/events?session=ID`` streams that session's events, the log so
 far then every new one (SSE); ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
-(cause ``user``). Sessions are listed through the session store's own API, never by path.
+(cause ``user``); ``POST /api/chat/answer {"session", "answer": {"option"}|{"text"}}`` answers the
+``ask_user_question`` a streamed ``{"type": "ask", "question"}`` put to the page. Sessions are listed
+through the session store's own API, never by path.
 """
 from __future__ import annotations
 
@@ -76,16 +78,25 @@ async def send(ctx, request):
     except Exception as exc:  # noqa: BLE001 - unknown or busy session, no loop: the page shows it
         from dshctl.host.agent_ops import open_hint
         return Response.json({"error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}, 409)
+    asker_for(agent)    # the page follows right after: a question asked before then waits for it
     (agent.steer if body.get("mode") == "steer" else agent.followup)(body["text"])
     return {"session": agent.id, "mode": body.get("mode", "followup")}
 
 
-def stop(ctx, request):
+STOP_GRACE_S = 0.5   # Stop between two rounds of a loop stops the round that starts right after
+
+
+async def stop(ctx, request):
     body, (agents, _) = _body(request), _services(ctx)
     if body is None or _session_id(body.get("session")) is None:
         return Response.error(400, 'expected a JSON body {"session": "<id>"}')
     agent = agents.get(body["session"]) if agents is not None else None
-    running = agent is not None and agent.status == "running"
+    if agent is None:
+        return {"session": body["session"], "stopped": False}
+    deadline = asyncio.get_running_loop().time() + STOP_GRACE_S
+    while agent.status != "running" and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)    # the user saw a turn running: the loop's next one is a breath away
+    running = agent.status == "running"
     if running:
         agent.abort({"kind": "user"})
     return {"session": body["session"], "stopped": running}
@@ -103,20 +114,84 @@ async def events(ctx, request):
     return EventStream(_follow(agent))
 
 
+class Asker:
+    """While pages follow a session, its ``ask_user_question`` is put to them; the first answer wins."""
+
+    def __init__(self, agent):
+        self.agent, self.previous = agent, getattr(agent, "ask_user", None)
+        self.pages: set[asyncio.Queue] = set()
+        self.pending: asyncio.Future | None = None
+        self.question: dict | None = None
+        agent.ask_user = self.ask
+
+    def attach(self, page: asyncio.Queue) -> None:
+        self.pages.add(page)
+        if self.pending is not None and not self.pending.done():
+            page.put_nowait({"type": "ask", "question": self.question})   # asked before this page came
+
+    async def ask(self, question: dict):
+        self.question = question
+        self.pending = asyncio.get_running_loop().create_future()
+        for page in self.pages:
+            page.put_nowait({"type": "ask", "question": question})
+        try:
+            return await self.pending
+        finally:
+            self.pending = None
+            for page in self.pages:
+                page.put_nowait({"type": "asked"})
+
+    def answer(self, answer) -> bool:
+        if self.pending is None or self.pending.done():
+            return False
+        self.pending.set_result(answer)
+        return True
+
+    def release(self) -> None:
+        if self.agent.ask_user == self.ask:
+            self.agent.ask_user = self.previous
+
+
+ASKERS: dict[str, Asker] = {}     # agent id -> its pages' asker, while at least one page follows
+
+
+def asker_for(agent) -> Asker:
+    asker = ASKERS.get(agent.id)
+    if asker is None or asker.agent is not agent:
+        asker = ASKERS[agent.id] = Asker(agent)
+    return asker
+
+
 async def _follow(agent):
     queue: asyncio.Queue = asyncio.Queue()
     for event in list(agent.session.events):
-        queue.put_nowait(event)
-    observer = queue.put_nowait
+        queue.put_nowait({"type": "event", "event": event})
+    observer = lambda event: queue.put_nowait({"type": "event", "event": event})  # noqa: E731
     agent.observers.append(observer)
+    asker = asker_for(agent)
+    asker.attach(queue)
     try:
-        yield {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None), "status": agent.status,
-               "model": (agent.options or {}).get("model")}
+        yield {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None),
+               "status": agent.status, "model": (agent.options or {}).get("model")}
         while True:
-            yield {"type": "event", "event": await queue.get()}
+            yield await queue.get()
     finally:
         if observer in agent.observers:
             agent.observers.remove(observer)
+        asker.pages.discard(queue)
+        if not asker.pages and ASKERS.get(agent.id) is asker:
+            ASKERS.pop(agent.id).release()
+
+
+def answer(ctx, request):
+    body = _body(request)
+    if body is None or _session_id(body.get("session")) is None or not isinstance(body.get("answer"), dict):
+        return Response.error(400, 'expected a JSON body {"session": "<id>", "answer": {"option": "..."} '
+                                   'or {"text": "..."}}')
+    asker = ASKERS.get(body["session"])
+    if asker is None or not asker.answer(body["answer"]):
+        return Response.error(409, "this session is not waiting for an answer")
+    return {"session": body["session"], "answered": True}
 
 
 def install(ctx) -> None:
@@ -126,3 +201,4 @@ def install(ctx) -> None:
     http.route(ctx, "POST", "/api/chat/send", lambda request: send(ctx, request))
     http.route(ctx, "POST", "/api/chat/stop", lambda request: stop(ctx, request))
     http.route(ctx, "GET", "/api/chat/events", lambda request: events(ctx, request))
+    http.route(ctx, "POST", "/api/chat/answer", lambda request: answer(ctx, request))

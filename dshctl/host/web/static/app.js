@@ -123,6 +123,8 @@ function onChat(item) {
       .filter(Boolean).join(" · ");
     return;
   }
+  if (item.type === "ask") { showQuestion(item.question); return; }
+  if (item.type === "asked") { document.querySelectorAll("#log .question").forEach((q) => q.remove()); return; }
   const event = item.event;
   if (!event || event.seq <= state.seq) return;   // a reconnect replays the log: skip what we have
   state.seq = event.seq;
@@ -143,8 +145,8 @@ function textOf(message) {
   return (message.content || []).filter((b) => b.type === "text").map((b) => b.text).join("");
 }
 
-function add(kind, text, extra) {
-  const item = h("li", { class: `msg ${kind}` }, text ?? "", extra);
+function add(kind, text, ...extra) {
+  const item = h("li", { class: `msg ${kind}` }, text ?? "", ...extra);
   $("log").append(item);
   item.scrollIntoView({ block: "end" });
   return item;
@@ -191,9 +193,11 @@ function onToolCall(data) {
 
 function onToolResult(data) {
   const message = data.message || {};
-  const text = textOf(message) || JSON.stringify(message.content || "");
-  const target = state.tools[message.toolCallId || message.callId];
-  if (target) target.textContent = text; else add("tool", text);
+  for (const block of message.content || []) {
+    const text = block.type === "tool-result" ? textOf(block) : (block.text ?? JSON.stringify(block));
+    const target = state.tools[block.toolCallId || message.toolCallId];
+    if (target) target.textContent = text; else add("tool", text);
+  }
 }
 
 function onTurnEnd(data) {
@@ -205,6 +209,20 @@ function onTurnEnd(data) {
     add("note", `turn ended: ${reason.kind}${cause}`);
   }
   state.streaming = null;
+}
+
+function showQuestion(question) {
+  const reply = (answer) => api.post("/api/chat/answer", { session: state.session, answer }).catch(showError);
+  const free = h("input", { type: "text", "aria-label": "Your answer" });
+  const options = (question.options || []).map((o) => h("button", { type: "button", title: o.description || "",
+    text: o.label + (o.recommended ? " (recommended)" : ""), onclick: () => reply({ option: o.label }) }));
+  const form = question.allowFreeText === false ? null : h("form", { class: "inline",
+    onsubmit: (e) => { e.preventDefault(); if (free.value.trim()) reply({ text: free.value }); } },
+    free, h("button", { type: "submit", text: "Answer" }));
+  const node = add("assistant question", null, h("p", {}, h("b", { text: question.question })),
+                   h("div", { class: "inline" }, options), form);
+  (options[0] || free).focus();
+  return node;
 }
 
 function setRunning(running) {
