@@ -346,6 +346,7 @@ function start() {
   connect();
   loadSessions();
   route();
+  performance.mark("dshctl-first-render");   // ms since navigation start: docs/performance.md
 }
 
 start();
