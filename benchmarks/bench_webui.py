@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-webui-"))
-    replies = [{"text": f"answer {i}", "delayMs": 20} for i in range(100000)]
+    replies = [{"text": f"answer {i} " * 20, "delayMs": 50} for i in range(300)]   # ~15 s of turns
     home = loop_agent_home(tmp, replies, runner={"continuation": "go on", "quiet": True})
     patch = bundle_dir(home) / "cordis.patch.yml"
     write(patch, patch.read_text() + '    - {"id": "status-page", "name": "@dshctl/status-page"}\n')

@@ -4,7 +4,8 @@
 ``POST /api/sessions/archive {"session", "archived"}``; ``POST /api/chat/send {"session"|null, "text",
 "mode": "followup"|"steer", "cwd"?}`` queues a message (a new session when ``session`` is null) and
 answers ``{"session"}``; ``GET /api/chat/events?session=ID`` streams that session's events, the log so
-far then every new one (SSE); ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
+far then every new one (SSE: ``{"type": "event"}``, or ``{"type": "events", "events": [...]}`` for a
+burst); ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
 (cause ``user``); ``POST /api/chat/answer {"session", "answer": {"option"}|{"text"}}`` answers the
 ``ask_user_question`` a streamed ``{"type": "ask", "question"}`` put to the page. Sessions are listed
 through the session store's own API, never by path.
@@ -174,7 +175,14 @@ async def _follow(agent):
         yield {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None),
                "status": agent.status, "model": (agent.options or {}).get("model")}
         while True:
-            yield await queue.get()
+            item = await queue.get()
+            if item["type"] != "event" or queue.empty():
+                yield item
+                continue
+            batch = [item["event"]]          # a burst (a streamed reply's chunks): one message
+            while not queue.empty() and queue._queue[0]["type"] == "event":  # noqa: SLF001 - peek
+                batch.append(queue.get_nowait()["event"])
+            yield {"type": "events", "events": batch}
     finally:
         if observer in agent.observers:
             agent.observers.remove(observer)

@@ -1,8 +1,8 @@
 """One shared, change-only feed of a document for any number of Server-Sent-Events clients.
 
 The document (the app's status view) is computed at most once per ``period`` s while at least one
-client listens, however many listen, and sent only when it changed; closing the hub (its row unloads)
-ends every client's stream.
+client listens, however many listen, encoded once (clients get the same JSON bytes), and sent only
+when it changed; closing the hub (its row unloads) ends every client's stream.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class Hub:
         self._changed = asyncio.Event()
         self._task: asyncio.Task | None = None
 
-    async def stream(self) -> AsyncIterator[Any]:
+    async def stream(self) -> AsyncIterator[bytes]:
         self.clients += 1
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._run())
@@ -42,7 +42,7 @@ class Hub:
             doc = self.compute()
             key = json.dumps(self.ignore(doc), sort_keys=True, default=str)
             if key != last:
-                last, self._doc = key, doc
+                last, self._doc = key, json.dumps(doc, default=str).encode()
                 self._wake()
             await asyncio.sleep(self.period)
 

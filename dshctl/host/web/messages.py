@@ -49,7 +49,8 @@ class Response:
 
 @dataclass
 class EventStream:
-    """A Server-Sent Events answer: every JSON value ``events`` yields is one ``data:`` message.
+    """A Server-Sent Events answer: every JSON value ``events`` yields is one ``data:`` message
+    (``bytes`` are taken as JSON text already encoded: a feed shared by many clients encodes once).
 
     The server sends a comment every ``heartbeat_s`` so proxies and the browser keep the stream open,
     and stops iterating when the client goes away or the server shuts down."""

@@ -161,7 +161,8 @@ class WebServer:
                 except StopAsyncIteration:
                     break
                 pending = None
-                await response.write(b"data: " + json.dumps(item, default=str).encode() + b"\n\n")
+                data = item if isinstance(item, bytes) else json.dumps(item, default=str).encode()
+                await response.write(b"data: " + data + b"\n\n")
         except ConnectionError:
             pass                     # the client went away
         finally:

@@ -123,6 +123,7 @@ function onChat(item) {
       .filter(Boolean).join(" · ");
     return;
   }
+  if (item.type === "events") { for (const event of item.events) onChat({ type: "event", event }); return; }
   if (item.type === "ask") { showQuestion(item.question); return; }
   if (item.type === "asked") { document.querySelectorAll("#log .question").forEach((q) => q.remove()); return; }
   const event = item.event;
