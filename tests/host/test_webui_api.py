@@ -107,3 +107,33 @@ async def test_chat_and_archive_refuse_bad_requests_cleanly():
         no_workspace = await http.post("/api/sessions/archive", json={"session": "x", "archived": True})
         assert no_workspace.status_code == 409
         assert (await http.get("/api/chat/events")).status_code == 400
+
+
+TRIAL_ROWS = """\
+    - id: a
+      name: ./plugins/svc.py
+      config: {service: alpha, tag: one}
+    - {"id": "http", "name": "@dshctl/http", "config": {"port": 0}}
+    - {"id": "status-page", "name": "@dshctl/status-page"}
+"""
+
+
+@run_async()
+async def test_a_trial_reload_is_shown_and_confirmed_from_the_app(tmp_path):
+    from .helpers import InProcess, make_home, user_file, write
+    home = make_home(tmp_path, TRIAL_ROWS)
+    async with InProcess(home, watch=False) as host:
+        server = host.root.get("http")
+        async with client(server) as http:
+            nothing = await http.post("/api/reload/confirm", json={})
+            assert nothing.status_code == 409 and nothing.json()["verdict"] == "no-trial"
+            write(user_file(home), "- id: a\n  config: {service: alpha, tag: two}\n")
+            outcome = await host.trials.start(60, "control")
+            assert outcome.verdict == "applied"
+            state = (await http.get("/api/status")).json()
+            assert state["status"]["host"]["trial"]["deadline"] == outcome.trial["deadline"]
+            confirmed = await http.post("/api/reload/confirm", json={})
+            assert confirmed.status_code == 200 and confirmed.json()["verdict"] == "confirmed"
+            state = (await http.get("/api/status")).json()
+            assert state["status"]["host"]["trial"] is None
+            assert [o["verdict"] for o in state["history"][:2]] == ["confirmed", "applied"]

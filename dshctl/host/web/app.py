@@ -3,7 +3,8 @@
 ``GET /`` the page (``static/``), ``/ui/app.js`` and ``/ui/app.css`` its assets; ``GET /api/status``
 the app's view of the host (the status document with secrets redacted, the reload history, the
 Settings panels, the live agents) and ``GET /api/status/events`` the same as Server-Sent Events, sent
-whenever it changes. The sessions and chat API is in ``chat.py``.
+whenever it changes; ``POST /api/reload/confirm {}`` keeps a pending trial reload (as ``dshctl reload
+--confirm``). The sessions and chat API is in ``chat.py``.
 """
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ def _without_clock(doc: dict) -> dict:
     return doc
 
 
+async def confirm_trial(ctx, request):
+    host = ctx.get("host")
+    if host is None or getattr(host, "trials", None) is None:
+        return Response.error(409, "no host runs this profile")
+    outcome = (await host.trials.confirm("web")).to_json()
+    return Response.json(outcome, 200 if outcome["verdict"] == "confirmed" else 409)
+
+
 def install(ctx) -> None:
     http = ctx.http
     for path, (file, content_type) in ASSETS.items():
@@ -64,5 +73,6 @@ def install(ctx) -> None:
     ctx.effect(lambda: hub.close, "web app status feed")
     http.route(ctx, "GET", "/api/status", lambda request: app_state(ctx))
     http.route(ctx, "GET", "/api/status/events", lambda request: EventStream(hub.stream()))
+    http.route(ctx, "POST", "/api/reload/confirm", lambda request: confirm_trial(ctx, request))
     from .chat import install as install_chat
     install_chat(ctx)

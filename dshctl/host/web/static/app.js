@@ -313,7 +313,9 @@ function renderStatus() {
     (info.drift || []).length ? h("ul", {}, info.drift.map((line) => h("li", { text: line }))) : h("p", { text: "running tree = files on disk = last good" })));
   if (info.trial) {
     cards.push(h("section", { class: "card", "aria-label": "Trial" }, h("h2", { text: "Trial reload" }),
-      h("p", { text: `reverts at ${info.trial.deadline} unless confirmed: run \`dshctl reload --confirm\`` })));
+      h("p", { text: `the previous tree comes back at ${info.trial.deadline} unless you confirm this one` }),
+      h("button", { type: "button", text: "Confirm", onclick: () => api.post("/api/reload/confirm", {})
+        .catch((e) => alert(e.message)) })));
   }
   const last = status.last_reload;
   if (last) {
