@@ -36,9 +36,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def post(port: int, path: str, body: dict) -> dict:
+def post(port: int, path: str, body: dict, token: str) -> dict:
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
+                                     headers={"Content-Type": "application/json", "X-Dshctl-Token": token},
+                                     method="POST")
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 
@@ -99,7 +100,8 @@ def main() -> None:
         static = ROOT / "dshctl" / "host" / "web" / "static"
         size = sum((static / f).stat().st_size for f in ("app.js", "app.css"))
         print(f"JS + CSS shipped: {size / 1024:.1f} KiB uncompressed")
-        session = post(port, "/api/chat/send", {"session": None, "text": "/forever"})["session"]
+        token = (home / "profiles" / "p" / ".dshctl" / "http.token").read_text().strip()
+        session = post(port, "/api/chat/send", {"session": None, "text": "/forever"}, token)["session"]
         time.sleep(1.0)
         pid = host.proc.pid
         before = cpu_seconds(pid)

@@ -309,7 +309,7 @@ class Host:
             page = next((p for (m, p), _ in http.routes.items() if m == "GET" and p.endswith(".json")), None)
             where = f"; status page {http.url}{page[1:-5]} (JSON: {http.url}{page[1:]})" if page else ""
             if ("GET", "/api/status") in http.routes:
-                where = f"; open {http.url} in a browser (the app){where}"
+                where = f"; open {getattr(http, 'app_url', http.url)} in a browser (the app){where}"
             self.log.event("host/http", f"serving {http.url}{where}", url=http.url)
 
     def request_stop(self, why: str) -> None:

@@ -70,27 +70,34 @@ async def test_a_cross_site_text_plain_post_cannot_change_the_continuation():
     fiber, server, state = await server_with_state()
     port = server.port
     host = f"127.0.0.1:{port}"
+    token = {"X-Dshctl-Token": server.token}      # even with the token, the other rules stand alone
     csrf = request("POST", "/api/loop-agent/continuation", port,
-                   {"Host": host, "Origin": "http://evil.example", "Content-Type": "text/plain"}, b"pwned")
+                   {**token, "Host": host, "Origin": "http://evil.example", "Content-Type": "text/plain"}, b"pwned")
     assert (await exchange(port, csrf))[0] == 403
     plain = request("POST", "/api/loop-agent/continuation", port,
-                    {"Host": host, "Origin": "null", "Content-Type": "application/json"},
+                    {**token, "Host": host, "Origin": "null", "Content-Type": "application/json"},
                     b'{"continuation": "pwned"}')
     assert (await exchange(port, plain))[0] == 403
     fetch_site = request("POST", "/api/loop-agent/continuation", port,
-                         {"Host": host, "Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"},
+                         {**token, "Host": host, "Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"},
                          b'{"continuation": "pwned"}')
     assert (await exchange(port, fetch_site))[0] == 403
-    no_json = request("POST", "/api/loop-agent/continuation", port, {"Host": host, "Content-Type": "text/plain"},
-                      b"pwned")
+    no_json = request("POST", "/api/loop-agent/continuation", port,
+                      {**token, "Host": host, "Content-Type": "text/plain"}, b"pwned")
     assert (await exchange(port, no_json))[0] == 415
+    for wrong in ({}, {"X-Dshctl-Token": "guessed"}, {"X-Dshctl-Token": server.token[:-1]}):
+        local_user = request("POST", "/api/loop-agent/continuation", port,
+                             {**wrong, "Host": host, "Content-Type": "application/json"}, b'{"continuation": "x"}')
+        status, body = await exchange(port, local_user)
+        assert status == 403 and b"X-Dshctl-Token" in body
     assert state["continuation"] == "default"
     same_origin = request("POST", "/api/loop-agent/continuation", port,
-                          {"Host": host, "Origin": f"http://{host}", "Content-Type": "application/json"},
+                          {**token, "Host": host, "Origin": f"http://{host}", "Content-Type": "application/json"},
                           b'{"continuation": "mine"}')
     assert (await exchange(port, same_origin))[0] == 200
     curl = request("POST", "/api/loop-agent/continuation", port,
-                   {"Host": host, "Content-Type": "application/json; charset=utf-8"}, b'{"continuation": "cli"}')
+                   {**token, "Host": host, "Content-Type": "application/json; charset=utf-8"},
+                   b'{"continuation": "cli"}')
     assert (await exchange(port, curl))[0] == 200 and state["continuation"] == "cli"
     await fiber.dispose()   # closes the port
 
@@ -100,10 +107,12 @@ async def test_hostile_lengths_are_clean_refusals_and_the_server_goes_on():
     fiber, server, state = await server_with_state(maxBody=1000)
     port, host = server.port, f"127.0.0.1:{server.port}"
     huge = (f"POST /api/loop-agent/continuation HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"X-Dshctl-Token: {server.token}\r\n"
             f"Content-Length: {'9' * 5000}\r\n\r\n").encode()
     assert (await exchange(port, huge))[0] in (400, 413)
     over = request("POST", "/api/loop-agent/continuation", port,
-                   {"Host": host, "Content-Type": "application/json"}, b'{"continuation": "' + b"x" * 2000 + b'"}')
+                   {"Host": host, "Content-Type": "application/json", "X-Dshctl-Token": server.token},
+                   b'{"continuation": "' + b"x" * 2000 + b'"}')
     assert (await exchange(port, over))[0] == 413
     assert state["continuation"] == "default"
     assert (await exchange(port, request("GET", "/status.json", port, {"Host": host})))[0] == 200
@@ -115,6 +124,7 @@ async def test_a_body_that_never_arrives_is_408():
     fiber, server, state = await server_with_state(bodyTimeout=0.3)
     port, host = server.port, f"127.0.0.1:{server.port}"
     slow = (f"POST /api/loop-agent/continuation HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"X-Dshctl-Token: {server.token}\r\n"
             f"Content-Length: 100\r\n\r\n{{").encode()
     assert (await exchange(port, slow, timeout=5))[0] == 408
     assert state["continuation"] == "default"

@@ -34,7 +34,8 @@ async def app():
 
 
 def client(server) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=server.url.rstrip("/"), timeout=10)
+    return httpx.AsyncClient(base_url=server.url.rstrip("/"), timeout=10,
+                             headers={"X-Dshctl-Token": server.token})
 
 
 @run_async()

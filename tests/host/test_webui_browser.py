@@ -36,6 +36,12 @@ def port_of(home) -> int:
     return int(re.search(r'"port": (\d+)', patch).group(1))
 
 
+def app_url(home, port: int) -> str:
+    """The URL `dshctl host run` logs: it hands the page the host's token (0600 beside the socket)."""
+    token = (home / "profiles" / "p" / ".dshctl" / "http.token").read_text().strip()
+    return f"http://127.0.0.1:{port}/#token={token}"
+
+
 def loop_state(port: int) -> dict:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/loop-agent/state", timeout=5) as response:
         return json.loads(response.read())
@@ -68,7 +74,7 @@ def test_the_loop_agent_story_in_the_browser(browser, tmp_path):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(TIMEOUT_MS)
         started = time.monotonic()
-        page.goto(f"http://127.0.0.1:{port}/")
+        page.goto(app_url(home, port))
         message = page.get_by_role("textbox", name="Message")
         expect(message).to_be_visible()
         first_render_ms = (time.monotonic() - started) * 1000
@@ -154,7 +160,7 @@ def test_a_question_is_answered_on_the_page_status_shows_a_rollback_and_attacks_
     with HostProcess(home):
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"http://127.0.0.1:{port}/")
+        page.goto(app_url(home, port))
         page.get_by_role("textbox", name="Message").fill("which way should I go?")
         page.get_by_role("button", name="Send", exact=True).click()
         expect(page.get_by_text("Which way?", exact=True)).to_be_visible()
@@ -186,6 +192,13 @@ def test_a_question_is_answered_on_the_page_status_shows_a_rollback_and_attacks_
         finally:
             evil.shutdown()
         assert loop_state(port)["continuation"] == "go on"
+
+        stranger = browser.new_context().new_page()      # the page without the host's token: reads, no writes
+        stranger.goto(f"http://127.0.0.1:{port}/")
+        stranger.get_by_role("textbox", name="Message").fill("let me in")
+        stranger.get_by_role("button", name="Send", exact=True).click()
+        expect(stranger.get_by_role("alert")).to_contain_text("open the link `dshctl host run` logged")
+        stranger.context.close()
 
         assert page.goto(f"http://localhost:{port}/status.json").status == 200
         rebound = page.goto(f"http://rebind.test:{port}/status.json")   # rebinding: refused by Host

@@ -34,9 +34,12 @@ schema = {
 class HttpServer:
     """The ``http`` service: the route table, the Settings panels and the listening socket."""
 
-    def __init__(self, host: str, port: int, limits=None):
+    def __init__(self, host: str, port: int, limits=None, token_dir=None):
         self.host, self.port = host, port
         self.limits = limits
+        self.token_dir = token_dir      # where http.token lives (the host's state dir); None: in memory
+        self.token: str | None = None
+        self.token_path = None
         self.routes: dict[tuple[str, str], tuple] = {}
         self.panels: dict[str, dict] = {}
         self.version = 0            # bumped on every route or panel change (the app refreshes)
@@ -75,9 +78,20 @@ class HttpServer:
         if table.pop(key, None) is not None:
             self.version += 1
 
+    @property
+    def app_url(self) -> str:
+        """The URL to open: it hands the page this host's token (docs/webui.md)."""
+        return f"{self.url}#token={self.token}" if self.token else self.url
+
     async def start(self):
+        from dshctl.host.web import token as tokens
         from dshctl.host.web.server import Limits, WebServer   # aiohttp: only when a server starts
-        self._web = WebServer(self.dispatch, self.host, self.port, self.limits or Limits())
+        if self.token_dir is not None:
+            self.token, self.token_path = tokens.load_or_create(self.token_dir)
+        else:
+            self.token = tokens.new_token()
+        hint = f" (it is in {self.token_path})" if self.token_path else ""
+        self._web = WebServer(self.dispatch, self.host, self.port, self.limits or Limits(), self.token, hint)
         self.port = await self._web.start()   # port 0 picks a free one
         return self.stop
 
@@ -117,7 +131,12 @@ def limits_of(config: dict):
 
 
 async def apply(ctx, config):
-    server = HttpServer(config["host"], config["port"], limits_of(config))
+    host = ctx.get("host")
+    token_dir = None
+    if host is not None and getattr(host, "socket_path", None) is not None:
+        from dshctl.host.state_dir import ensure
+        token_dir = ensure(host.socket_path.parent)
+    server = HttpServer(config["host"], config["port"], limits_of(config), token_dir)
     try:
         stop = await server.start()
     except OSError as exc:

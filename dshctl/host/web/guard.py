@@ -8,10 +8,14 @@
   refused (403). No ``Origin`` at all is a non-browser client (curl, scripts) and is let through.
 - A state-changing request must say ``Content-Type: application/json`` (415). A cross-site form or a
   ``text/plain`` fetch cannot set it without a CORS preflight, which this server never grants.
+- A state-changing request must carry the host's token in ``X-Dshctl-Token`` (403; token.py): another
+  local user reaches loopback as well as we do.
 """
 from __future__ import annotations
 
 import ipaddress
+
+from .token import HEADER, matches
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_NAMES = frozenset({"localhost"})
@@ -80,8 +84,10 @@ def content_type_refusal(method: str, content_type: str | None) -> str | None:
     return None
 
 
-def refusal(method: str, headers: dict, bound_port: int) -> tuple[int, str] | None:
-    """The first rule ``headers`` (lower-case names) break, as (status, reason); None when allowed."""
+def refusal(method: str, headers: dict, bound_port: int, token: str | None = None,
+            token_hint: str = "") -> tuple[int, str] | None:
+    """The first rule ``headers`` (lower-case names) break, as (status, reason); None when allowed.
+    ``token`` None: no token is required (a server without one)."""
     method = method.upper()
     host = headers.get("host")
     why = host_refusal(host, bound_port)
@@ -93,4 +99,6 @@ def refusal(method: str, headers: dict, bound_port: int) -> tuple[int, str] | No
     why = content_type_refusal(method, headers.get("content-type"))
     if why:
         return 415, why
+    if token is not None and method not in SAFE_METHODS and not matches(token, headers.get(HEADER)):
+        return 403, f"missing or wrong X-Dshctl-Token header{token_hint}"
     return None

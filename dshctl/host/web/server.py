@@ -85,8 +85,10 @@ class _LoopbackSite(web.BaseSite):
 
 
 class WebServer:
-    def __init__(self, dispatch: Dispatch, host: str, port: int, limits: Limits = Limits()):
+    def __init__(self, dispatch: Dispatch, host: str, port: int, limits: Limits = Limits(),
+                 token: str | None = None, token_hint: str = ""):
         self.dispatch, self.host, self.port, self.limits = dispatch, host, port, limits
+        self.token, self.token_hint = token, token_hint
         self._runner: web.AppRunner | None = None
         self._streams: set[asyncio.Task] = set()
         self.refused: dict[int, int] = {}     # status -> count, for the status page and tests
@@ -122,7 +124,7 @@ class WebServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        refused = guard.refusal(request.method, headers, self.port)
+        refused = guard.refusal(request.method, headers, self.port, self.token, self.token_hint)
         if refused is not None:
             return self._refuse(*refused)
         if request.content_length is not None and request.content_length > self.limits.max_body:

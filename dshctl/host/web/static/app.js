@@ -1,11 +1,18 @@
 // dshctl's browser app: Sessions (chat), Settings (bundle panels), Status. No build step, no CDN.
 // Every state-changing request is a same-origin POST with a JSON body (the server refuses others).
 
+// The host's token comes in the URL `dshctl host run` logs (#token=…) and is kept for this origin.
+const TOKEN_KEY = "dshctl-token";
+if (location.hash.startsWith("#token=")) {
+  localStorage.setItem(TOKEN_KEY, decodeURIComponent(location.hash.slice("#token=".length)));
+  history.replaceState(null, "", location.pathname + "#/sessions");
+}
+
 export const api = {
   async get(url) { return answer(await fetch(url, { headers: { Accept: "application/json" } })); },
   async post(url, body) {
-    return answer(await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" },
-                                     body: JSON.stringify(body ?? {}) }));
+    return answer(await fetch(url, { method: "POST", body: JSON.stringify(body ?? {}),
+      headers: { "Content-Type": "application/json", "X-Dshctl-Token": localStorage.getItem(TOKEN_KEY) || "" } }));
   },
 };
 
@@ -13,7 +20,8 @@ async function answer(response) {
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
     const error = new Error(body.error || `${response.status} ${response.statusText}`);
-    error.hint = body.hint;
+    error.hint = body.hint || (/X-Dshctl-Token/.test(body.error || "")
+      ? "open the link `dshctl host run` logged (…/#token=…): it gives this page the host's token" : undefined);
     throw error;
   }
   return body;
