@@ -202,3 +202,18 @@ def test_each_rule_has_its_own_status():
     assert guard.refusal("POST", {"host": "localhost:80", "content-type": "text/plain"}, 80)[0] == 415
     assert guard.refusal("POST", {"host": "[::1]:80", "content-type": "application/json"}, 80) is None
     assert json.dumps(guard.refusal("GET", {}, 80)).startswith("[421")
+
+
+def test_the_token_file_is_private_kept_and_replaced_when_loosened(tmp_path):
+    import os
+    import stat
+
+    from dshctl.host.web import token as tokens
+    first, path = tokens.load_or_create(tmp_path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and len(first) >= 32
+    assert tokens.load_or_create(tmp_path)[0] == first            # a restart keeps the open page working
+    os.chmod(path, 0o644)                                          # readable by others: no longer a secret
+    second, _ = tokens.load_or_create(tmp_path)
+    assert second != first and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    path.write_text("short\n")
+    assert tokens.load_or_create(tmp_path)[0] not in (second, "short")
