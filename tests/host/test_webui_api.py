@@ -48,6 +48,7 @@ async def test_the_app_is_served_and_its_routes_go_with_the_row():
         assert "default-src 'self'" in index.headers["content-security-policy"]
         state = (await http.get("/api/status")).json()
         assert state["status"]["rows"][0]["id"] == "llm" and state["panels"] == []
+        assert "GET /api/status" in " ".join((await http.get("/routes.json")).json()["routes"])
         await page.dispose()
         assert (await http.get("/api/status")).status_code == 404
         assert "routes" in (await http.get("/")).json()       # the route index is back

@@ -3,9 +3,10 @@
 ``ctx.http.route(ctx, method, path, handler)`` is an effect of the *caller's* context: the route is
 gone when the registering plugin unloads. A handler gets a :class:`Request` and returns a
 :class:`Response`, an :class:`EventStream` (Server-Sent Events), a ``str`` (HTML), or any JSON-able
-value. ``ctx.http.panel(ctx, id, title, script)`` adds an entry to the browser app's Settings page the
-same way. Only loopback addresses are accepted: the host is a local tool, never a network service; the
-request rules (Host, Origin, content type) and limits are in ``dshctl.host.web`` (docs/webui.md).
+value; ``/routes.json`` lists the routes (and so does ``/`` until the app takes it).
+``ctx.http.panel(ctx, id, title, script)`` adds an entry to the browser app's Settings page the same
+way. Only loopback addresses are accepted: the host is a local tool, never a network service; the
+request rules (Host, Origin, content type, token) and limits are in ``dshctl.host.web`` (docs/webui.md).
 """
 from __future__ import annotations
 
@@ -108,7 +109,7 @@ class HttpServer:
         method = "GET" if request.method == "HEAD" else request.method
         entry = self.routes.get((method, request.path))
         if entry is None:
-            if request.path == "/" and method == "GET":
+            if request.path in ("/", "/routes.json") and method == "GET":
                 return Response.of(self.index())
             allowed = any(path == request.path for _, path in self.routes)
             return Response.error(405, "method not allowed") if allowed else Response.error(404, "not found")
