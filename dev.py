@@ -6,7 +6,7 @@
 
 The virtual environment lives in .venv and is re-installed when pyproject.toml changes. The test suite
 also needs Node.js and npm (differential tests against npm's semver and js-yaml, dsh's own parser) and
-the reference `zstd` tool (session log frames), and Debian's chromium for the browser app's tests: when they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
+the reference `zstd` tool (session log frames): when they are missing and the machine has apt-get and we are root, `test` installs Debian's packages.
 """
 from __future__ import annotations
 
@@ -122,8 +122,10 @@ def summarize(path: str, body: str) -> str:
 
 
 # Commands the differential tests run, with the Debian package that brings each.
-TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "chromium": "chromium"}  # chromium: the browser app
+TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd"}
 
+# The browser app's tests drive Debian's chromium through Playwright (never `playwright install`).
+TEST_TOOLS["chromium"] = "chromium"
 
 def ensure_node() -> None:
     import shutil
