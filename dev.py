@@ -127,6 +127,7 @@ TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd"}
 # The browser app's tests drive Debian's chromium through Playwright (never `playwright install`).
 TEST_TOOLS["chromium"] = "chromium"
 
+
 def ensure_node() -> None:
     import shutil
 
