@@ -129,6 +129,9 @@ def summarize(path: str, body: str) -> str:
 TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "tar": "tar", "gzip": "gzip",
               "flock": "util-linux", "bwrap": "bubblewrap"}
 
+# The browser app's tests drive Debian's chromium through Playwright (never `playwright install`).
+TEST_TOOLS["chromium"] = "chromium"
+
 
 def ensure_node() -> None:
     import shutil

@@ -20,6 +20,7 @@ from .hostlog import HostLog
 from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, ROLLED_BACK, ReloadOutcome, error_json
 
 
+HISTORY = 20          # reload verdicts kept for the web app's Status page
 STATUS_WAIT_S = 5.0   # how long `status` waits for a running reload pass before answering anyway
 
 
@@ -54,6 +55,7 @@ class Host:
         self.source = "layers"
         self.started_at = time.time()
         self.last_reload: ReloadOutcome | None = None
+        self.reload_history: list[ReloadOutcome] = []   # newest last, at most HISTORY (the web app's Status)
         self.boot_report: dict | None = None
         self.reloader = None
         self.modules = None
@@ -232,6 +234,8 @@ class Host:
 
     def record_reload(self, outcome: ReloadOutcome) -> None:
         self.last_reload = outcome
+        if not (outcome.verdict == "unchanged" and outcome.trigger == "watch"):
+            self.reload_history = self.reload_history[-(HISTORY - 1):] + [outcome]
         if outcome.verdict == APPLIED and self.modules is not None:
             self.modules.refresh()  # rows may have imported new plugin modules
         if outcome.verdict == "unchanged" and outcome.trigger == "watch":
@@ -304,6 +308,8 @@ class Host:
         if http is not None:
             page = next((p for (m, p), _ in http.routes.items() if m == "GET" and p.endswith(".json")), None)
             where = f"; status page {http.url}{page[1:-5]} (JSON: {http.url}{page[1:]})" if page else ""
+            if ("GET", "/api/status") in http.routes:
+                where = f"; open {getattr(http, 'app_url', http.url)} in a browser (the app){where}"
             self.log.event("host/http", f"serving {http.url}{where}", url=http.url)
 
     def request_stop(self, why: str) -> None:

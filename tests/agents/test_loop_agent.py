@@ -63,9 +63,10 @@ async def until(predicate, timeout=10.0):
 
 
 def http(host, method, path, body=None):
-    port = host.root.get("http").port
+    server = host.root.get("http")
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json", "X-Dshctl-Token": server.token})
     with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
 

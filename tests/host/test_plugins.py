@@ -18,11 +18,13 @@ from dshctl.runtime import Context, InlinePlugin, State, ValidationError
 from .helpers import InProcess, make_home, run_async, until, write
 
 
-async def fetch(url: str, method: str = "GET") -> tuple[int, str]:
+async def fetch(url: str, method: str = "GET", token: str = "") -> tuple[int, str]:
     host, _, rest = url.removeprefix("http://").partition("/")
     name, port = host.rsplit(":", 1)
     reader, writer = await asyncio.open_connection(name, int(port))
-    writer.write(f"{method} /{rest} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    json_type = "" if method == "GET" else \
+        f"Content-Type: application/json\r\nContent-Length: 0\r\nX-Dshctl-Token: {token}\r\n"
+    writer.write(f"{method} /{rest} HTTP/1.1\r\nHost: {host}\r\n{json_type}Connection: close\r\n\r\n".encode())
     await writer.drain()
     data = await reader.read()
     writer.close()
@@ -45,7 +47,7 @@ async def test_http_routes_are_effects_of_the_registering_plugin():
     client, ctx = await capture_ctx(root, ["http"])
     ctx.http.route(ctx, "GET", "/hello", lambda request: {"hi": request.query.get("who")})
     assert await fetch(server.url + "hello?who=me") == (200, '{\n  "hi": "me"\n}\n')
-    assert (await fetch(server.url + "hello", "POST"))[0] == 405
+    assert (await fetch(server.url + "hello", "POST", server.token))[0] == 405
     assert (await fetch(server.url + "nope"))[0] == 404
     index = json.loads((await fetch(server.url))[1])
     assert any(r.startswith("GET /hello") for r in index["routes"])
@@ -61,11 +63,11 @@ async def test_http_answers_a_malformed_request_with_400_and_keeps_serving():
     root = Context()
     fiber = await root.plugin(http_plugin, {"port": 0})
     server = root.get("http")
-    for head in (b"GARBAGE\r\n\r\n", b"POST / HTTP/1.1\r\nContent-Length: lots\r\n\r\n"):
+    for head in (b"GARBAGE\r\n\r\n", b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: lots\r\n\r\n"):
         reader, writer = await asyncio.open_connection(server.host, server.port)
         writer.write(head)
         await writer.drain()
-        assert (await reader.read()).startswith(b"HTTP/1.1 400 ")
+        assert (await reader.read()).startswith((b"HTTP/1.1 400 ", b"HTTP/1.0 400 "))
         writer.close()
     assert (await fetch(server.url))[0] == 200
     await fiber.dispose()

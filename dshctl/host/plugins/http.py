@@ -1,19 +1,21 @@
-"""``@dshctl/http``: an HTTP/1.1 server on loopback where other plugins register routes.
+"""``@dshctl/http``: the host's web server on loopback, where other plugins register routes.
 
 ``ctx.http.route(ctx, method, path, handler)`` is an effect of the *caller's* context: the route is
 gone when the registering plugin unloads. A handler gets a :class:`Request` and returns a
-:class:`Response`, a ``str`` (HTML), or any JSON-able value. Only loopback addresses are accepted: the
-host is a local tool, never a network service.
+:class:`Response`, an :class:`EventStream` (Server-Sent Events), a ``str`` (HTML), or any JSON-able
+value; ``/routes.json`` lists the routes (and so does ``/`` until the app takes it).
+``ctx.http.panel(ctx, id, title, script)`` adds an entry to the browser app's Settings page the same
+way. Only loopback addresses are accepted: the host is a local tool, never a network service; the
+request rules (Host, Origin, content type, token) and limits are in ``dshctl.host.web`` (docs/webui.md).
 """
 from __future__ import annotations
 
-import asyncio
 import inspect
-import json
-from dataclasses import dataclass, field
-from urllib.parse import parse_qs, urlsplit
 
 from dshctl.host.plugins.logger import log_for
+from dshctl.host.web.messages import EventStream, Request, Response
+
+__all__ = ["EventStream", "HttpServer", "Request", "Response"]
 
 name = "@dshctl/http"
 schema = {
@@ -22,47 +24,27 @@ schema = {
     "properties": {
         "host": {"enum": ["127.0.0.1", "localhost", "::1"], "default": "127.0.0.1"},
         "port": {"type": "integer", "minimum": 0, "maximum": 65535, "default": 8787},
+        "headerTimeout": {"type": "number", "exclusiveMinimum": 0, "default": 10},
+        "bodyTimeout": {"type": "number", "exclusiveMinimum": 0, "default": 10},
+        "maxBody": {"type": "integer", "minimum": 0, "default": 1024 * 1024},
+        "maxConnections": {"type": "integer", "minimum": 1, "default": 128},
     },
 }
 
-MAX_HEAD = 16 * 1024
-MAX_BODY = 1024 * 1024
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           413: "Payload Too Large", 500: "Internal Server Error"}
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict
-    headers: dict
-    body: bytes = b""
-
-
-@dataclass
-class Response:
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "text/plain; charset=utf-8"
-    headers: dict = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, value) -> "Response":
-        if isinstance(value, Response):
-            return value
-        if isinstance(value, str):
-            return cls(200, value.encode(), "text/html; charset=utf-8")
-        return cls(200, (json.dumps(value, indent=2, default=str) + "\n").encode(), "application/json")
-
 
 class HttpServer:
-    """The ``http`` service: the route table and the listening socket."""
+    """The ``http`` service: the route table, the Settings panels and the listening socket."""
 
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, limits=None, token_dir=None):
         self.host, self.port = host, port
+        self.limits = limits
+        self.token_dir = token_dir      # where http.token lives (the host's state dir); None: in memory
+        self.token: str | None = None
+        self.token_path = None
         self.routes: dict[tuple[str, str], tuple] = {}
-        self._server: asyncio.base_events.Server | None = None
+        self.panels: dict[str, dict] = {}
+        self.version = 0            # bumped on every route or panel change (the app refreshes)
+        self._web = None
 
     @property
     def url(self) -> str:
@@ -77,88 +59,85 @@ class HttpServer:
             if key in self.routes:
                 raise ValueError(f"route {key[0]} {path} is already registered by {self.routes[key][1]}")
             self.routes[key] = (handler, ctx.fiber.name)
-            return lambda: self.routes.pop(key, None)
+            self.version += 1
+            return lambda: self._drop(self.routes, key)
         return ctx.effect(add, f"http.route({key[0]} {path})")
 
+    def panel(self, ctx, panel_id: str, title: str, script: str):
+        """A Settings entry: ``script`` is a same-origin URL of an ES module exporting
+        ``mount(element, api)`` (docs/webui.md); an effect of ``ctx`` like a route."""
+        def add():
+            if panel_id in self.panels:
+                raise ValueError(f"settings panel {panel_id!r} is already registered by "
+                                 f"{self.panels[panel_id]['owner']}")
+            self.panels[panel_id] = {"id": panel_id, "title": title, "script": script, "owner": ctx.fiber.name}
+            self.version += 1
+            return lambda: self._drop(self.panels, panel_id)
+        return ctx.effect(add, f"http.panel({panel_id})")
+
+    def _drop(self, table: dict, key) -> None:
+        if table.pop(key, None) is not None:
+            self.version += 1
+
+    @property
+    def app_url(self) -> str:
+        """The URL to open: it hands the page this host's token (docs/webui.md)."""
+        return f"{self.url}#token={self.token}" if self.token else self.url
+
     async def start(self):
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]  # port 0 picks a free one
+        from dshctl.host.web import token as tokens
+        from dshctl.host.web.server import Limits, WebServer   # aiohttp: only when a server starts
+        if self.token_dir is not None:
+            self.token, self.token_path = tokens.load_or_create(self.token_dir)
+        else:
+            self.token = tokens.new_token()
+        hint = f" (it is in {self.token_path})" if self.token_path else ""
+        self._web = WebServer(self.dispatch, self.host, self.port, self.limits or Limits(), self.token, hint)
+        self.port = await self._web.start()   # port 0 picks a free one
         return self.stop
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        if self._web is not None:
+            await self._web.stop()
+            self._web = None
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request = await _read_request(reader)
-            response = await self.dispatch(request) if isinstance(request, Request) else request
-            writer.write(_encode(response, head_only=isinstance(request, Request) and request.method == "HEAD"))
-            await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
+    @property
+    def refused(self) -> dict:
+        return dict(self._web.refused) if self._web is not None else {}
 
-    async def dispatch(self, request: Request) -> Response:
+    async def dispatch(self, request: Request) -> Response | EventStream:
         method = "GET" if request.method == "HEAD" else request.method
         entry = self.routes.get((method, request.path))
         if entry is None:
-            if request.path == "/" and method == "GET":
+            if request.path in ("/", "/routes.json") and method == "GET":
                 return Response.of(self.index())
             allowed = any(path == request.path for _, path in self.routes)
-            return Response(405 if allowed else 404, b"not found\n" if not allowed else b"method not allowed\n")
+            return Response.error(405, "method not allowed") if allowed else Response.error(404, "not found")
         try:
             result = entry[0](request)
             if inspect.isawaitable(result):
                 result = await result
             return Response.of(result)
         except Exception as exc:  # noqa: BLE001 - a failing handler must not take the server down
-            return Response(500, f"{type(exc).__name__}: {exc}\n".encode())
+            return Response.error(500, f"{type(exc).__name__}: {exc}")
 
     def index(self) -> dict:
         return {"routes": sorted(f"{m} {p}  ({owner})" for (m, p), (_, owner) in self.routes.items())}
 
 
-async def _read_request(reader: asyncio.StreamReader) -> Request | Response:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.LimitOverrunError:
-        return Response(413, b"request head too large\n")
-    if len(head) > MAX_HEAD:
-        return Response(413, b"request head too large\n")
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3:
-        return Response(400, b"bad request line\n")
-    headers = {}
-    for line in lines[1:]:
-        if ":" in line:
-            key, value = line.split(":", 1)
-            headers[key.strip().lower()] = value.strip()
-    length = headers.get("content-length", "0") or "0"
-    if not length.isdigit():
-        return Response(400, b"bad content-length\n")
-    length = int(length)
-    if length > MAX_BODY:
-        return Response(413, b"request body too large\n")
-    body = await reader.readexactly(length) if length else b""
-    url = urlsplit(parts[1])
-    query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-    return Request(parts[0].upper(), url.path or "/", query, headers, body)
-
-
-def _encode(response: Response, head_only: bool = False) -> bytes:
-    reason = REASONS.get(response.status, "OK")
-    head = [f"HTTP/1.1 {response.status} {reason}", f"Content-Type: {response.content_type}",
-            f"Content-Length: {len(response.body)}", "Connection: close"]
-    head += [f"{k}: {v}" for k, v in response.headers.items()]
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else response.body)
+def limits_of(config: dict):
+    from dshctl.host.web.server import Limits
+    return Limits(header_timeout=config["headerTimeout"], body_timeout=config["bodyTimeout"],
+                  max_body=config["maxBody"], max_connections=config["maxConnections"])
 
 
 async def apply(ctx, config):
-    server = HttpServer(config["host"], config["port"])
+    host = ctx.get("host")
+    token_dir = None
+    if host is not None and getattr(host, "socket_path", None) is not None:
+        from dshctl.host.state_dir import ensure
+        token_dir = ensure(host.socket_path.parent)
+    server = HttpServer(config["host"], config["port"], limits_of(config), token_dir)
     try:
         stop = await server.start()
     except OSError as exc:

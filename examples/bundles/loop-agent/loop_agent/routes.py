@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from .state import write_field
+
+PANEL = Path(__file__).resolve().parent / "panel.js"   # Settings → Endless loop, the browser half
 
 VERSION = 1
 
@@ -49,3 +52,8 @@ def install(ctx, runner) -> None:
     ctx.http.route(ctx, "GET", "/api/loop-agent/state", state)
     ctx.http.route(ctx, "POST", "/api/loop-agent/enabled", enabled)
     ctx.http.route(ctx, "POST", "/api/loop-agent/continuation", continuation)
+    if hasattr(ctx.http, "panel"):   # hosts with the browser app: a Settings entry, gone when this row unloads
+        script = PANEL.read_bytes()
+        ctx.http.route(ctx, "GET", "/api/loop-agent/panel.js",
+                       lambda request: Response(200, script, "text/javascript; charset=utf-8"))
+        ctx.http.panel(ctx, "endless-loop", "Endless loop", "/api/loop-agent/panel.js")

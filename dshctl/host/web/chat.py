@@ -1,0 +1,212 @@
+"""Sessions and chat for the browser app, on the host's ``agents`` and ``workspace`` services.
+
+``GET /api/sessions`` every session grouped by workspace (cwd), with archived/live/running;
+``POST /api/sessions/archive {"session", "archived"}``; ``POST /api/chat/send {"session"|null, "text",
+"mode": "followup"|"steer", "cwd"?}`` queues a message (a new session when ``session`` is null) and
+answers ``{"session"}``; ``GET /api/chat/events?session=ID`` streams that session's events, the log so
+far then every new one (SSE: ``{"type": "event"}``, or ``{"type": "events", "events": [...]}`` for a
+burst); ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
+(cause ``user``); ``POST /api/chat/answer {"session", "answer": {"option"}|{"text"}}`` answers the
+``ask_user_question`` a streamed ``{"type": "ask", "question"}`` put to the page. Sessions are listed
+through the session store's own API, never by path.
+"""
+from __future__ import annotations
+
+import asyncio
+
+from .messages import EventStream, Response
+
+MODES = ("followup", "steer")
+
+
+def _services(ctx):
+    return ctx.get("agents"), ctx.get("workspace")
+
+
+def _body(request) -> dict | None:
+    body = request.json()
+    return body if isinstance(body, dict) else None
+
+
+def _session_id(value) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= 200 else None
+
+
+async def sessions(ctx, request):
+    agents, workspace = _services(ctx)
+    if agents is None:
+        return Response.error(409, "no agents service runs in this profile (add @dshctl/agents)")
+    listed = await asyncio.to_thread(agents.store.list)
+    archived = workspace.archived_session_ids if workspace is not None else frozenset()
+    groups: dict[str, list] = {}
+    for info in listed:
+        row = info.to_json()
+        row.pop("path", None)
+        live = agents.live.get(info.id)
+        row.update(archived=info.id in archived, live=live is not None,
+                   running=live is not None and live.status == "running")
+        if row.get("origin") == "subagent" or row.get("parentSession"):
+            continue   # sub-agents appear in their parent's conversation, not in the list
+        groups.setdefault(row.get("cwd") or "(no workspace)", []).append(row)
+    return {"workspaces": [{"cwd": cwd, "sessions": rows} for cwd, rows in sorted(groups.items())],
+            "archiving": workspace is not None}
+
+
+def archive(ctx, request):
+    body, (_, workspace) = _body(request), _services(ctx)
+    if body is None or _session_id(body.get("session")) is None or not isinstance(body.get("archived"), bool):
+        return Response.error(400, 'expected a JSON body {"session": "<id>", "archived": true|false}')
+    if workspace is None:
+        return Response.error(409, "no @dshctl/workspace row runs in this profile")
+    change = workspace.archive if body["archived"] else workspace.unarchive
+    return {"session": body["session"], "archived": body["archived"], "changed": change(body["session"])}
+
+
+async def send(ctx, request):
+    body, (agents, _) = _body(request), _services(ctx)
+    if body is None or not isinstance(body.get("text"), str) or not body["text"].strip() \
+            or body.get("mode", "followup") not in MODES:
+        return Response.error(400, 'expected a JSON body {"session": "<id>"|null, "text": "...", '
+                                   '"mode": "followup"|"steer"}')
+    if agents is None:
+        return Response.error(409, "no agents service runs in this profile (add @dshctl/agents)")
+    session = body.get("session")
+    if session is not None and _session_id(session) is None:
+        return Response.error(400, '"session" must be a session id or null')
+    cwd = body.get("cwd") if isinstance(body.get("cwd"), str) else None
+    try:
+        agent = await agents.open(session, cwd=cwd)
+    except Exception as exc:  # noqa: BLE001 - unknown or busy session, no loop: the page shows it
+        from dshctl.host.agent_ops import open_hint
+        return Response.json({"error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}, 409)
+    asker_for(agent)    # the page follows right after: a question asked before then waits for it
+    (agent.steer if body.get("mode") == "steer" else agent.followup)(body["text"])
+    return {"session": agent.id, "mode": body.get("mode", "followup")}
+
+
+STOP_GRACE_S = 0.5   # Stop between two rounds of a loop stops the round that starts right after
+
+
+async def stop(ctx, request):
+    body, (agents, _) = _body(request), _services(ctx)
+    if body is None or _session_id(body.get("session")) is None:
+        return Response.error(400, 'expected a JSON body {"session": "<id>"}')
+    agent = agents.get(body["session"]) if agents is not None else None
+    if agent is None:
+        return {"session": body["session"], "stopped": False}
+    deadline = asyncio.get_running_loop().time() + STOP_GRACE_S
+    while agent.status != "running" and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)    # the user saw a turn running: the loop's next one is a breath away
+    running = agent.status == "running"
+    if running:
+        agent.abort({"kind": "user"})
+    return {"session": body["session"], "stopped": running}
+
+
+async def events(ctx, request):
+    agents, _ = _services(ctx)
+    session = _session_id(request.query.get("session"))
+    if agents is None or session is None:
+        return Response.error(400, "expected ?session=<id> on a profile with an agents service")
+    try:
+        agent = await agents.open(session)
+    except Exception as exc:  # noqa: BLE001
+        return Response.error(404, str(exc) or type(exc).__name__)
+    return EventStream(_follow(agent))
+
+
+class Asker:
+    """While pages follow a session, its ``ask_user_question`` is put to them; the first answer wins."""
+
+    def __init__(self, agent):
+        self.agent, self.previous = agent, getattr(agent, "ask_user", None)
+        self.pages: set[asyncio.Queue] = set()
+        self.pending: asyncio.Future | None = None
+        self.question: dict | None = None
+        agent.ask_user = self.ask
+
+    def attach(self, page: asyncio.Queue) -> None:
+        self.pages.add(page)
+        if self.pending is not None and not self.pending.done():
+            page.put_nowait({"type": "ask", "question": self.question})   # asked before this page came
+
+    async def ask(self, question: dict):
+        self.question = question
+        self.pending = asyncio.get_running_loop().create_future()
+        for page in self.pages:
+            page.put_nowait({"type": "ask", "question": question})
+        try:
+            return await self.pending
+        finally:
+            self.pending = None
+            for page in self.pages:
+                page.put_nowait({"type": "asked"})
+
+    def answer(self, answer) -> bool:
+        if self.pending is None or self.pending.done():
+            return False
+        self.pending.set_result(answer)
+        return True
+
+    def release(self) -> None:
+        if self.agent.ask_user == self.ask:
+            self.agent.ask_user = self.previous
+
+
+ASKERS: dict[str, Asker] = {}     # agent id -> its pages' asker, while at least one page follows
+
+
+def asker_for(agent) -> Asker:
+    asker = ASKERS.get(agent.id)
+    if asker is None or asker.agent is not agent:
+        asker = ASKERS[agent.id] = Asker(agent)
+    return asker
+
+
+async def _follow(agent):
+    queue: asyncio.Queue = asyncio.Queue()
+    for event in list(agent.session.events):
+        queue.put_nowait({"type": "event", "event": event})
+    observer = lambda event: queue.put_nowait({"type": "event", "event": event})  # noqa: E731
+    agent.observers.append(observer)
+    asker = asker_for(agent)
+    asker.attach(queue)
+    try:
+        yield {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None),
+               "status": agent.status, "model": (agent.options or {}).get("model")}
+        while True:
+            item = await queue.get()
+            if item["type"] != "event" or queue.empty():
+                yield item
+                continue
+            batch = [item["event"]]          # a burst (a streamed reply's chunks): one message
+            while not queue.empty() and queue._queue[0]["type"] == "event":  # noqa: SLF001 - peek
+                batch.append(queue.get_nowait()["event"])
+            yield {"type": "events", "events": batch}
+    finally:
+        if observer in agent.observers:
+            agent.observers.remove(observer)
+        asker.pages.discard(queue)
+        if not asker.pages and ASKERS.get(agent.id) is asker:
+            ASKERS.pop(agent.id).release()
+
+
+def answer(ctx, request):
+    body = _body(request)
+    if body is None or _session_id(body.get("session")) is None or not isinstance(body.get("answer"), dict):
+        return Response.error(400, 'expected a JSON body {"session": "<id>", "answer": {"option": "..."} '
+                                   'or {"text": "..."}}')
+    asker = ASKERS.get(body["session"])
+    if asker is None or not asker.answer(body["answer"]):
+        return Response.error(409, "this session is not waiting for an answer")
+    return {"session": body["session"], "answered": True}
+
+
+def install(ctx) -> None:
+    http = ctx.http
+    http.route(ctx, "GET", "/api/sessions", lambda request: sessions(ctx, request))
+    http.route(ctx, "POST", "/api/sessions/archive", lambda request: archive(ctx, request))
+    http.route(ctx, "POST", "/api/chat/send", lambda request: send(ctx, request))
+    http.route(ctx, "POST", "/api/chat/stop", lambda request: stop(ctx, request))
+    http.route(ctx, "GET", "/api/chat/events", lambda request: events(ctx, request))
+    http.route(ctx, "POST", "/api/chat/answer", lambda request: answer(ctx, request))
