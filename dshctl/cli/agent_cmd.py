@@ -11,7 +11,7 @@ from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, comm
 
 PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset for the session.",
                                                   show_default=False)]
-SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session.",
+SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session (its id or a unique prefix).",
                                                    show_default=False)]
 
 # turn/end reason -> exit code of `agent run`
@@ -30,16 +30,18 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
         profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
     JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted.
+    A new session records the current directory as its cwd (dsh groups sessions by it).
 
     Example: dshctl agent run --profile web 'What do the workspace notes say?'
     """
     import asyncio
 
-    from dshctl.cli.agent_view import TurnPrinter
+    from dshctl.cli.agent_view import TurnPrinter, working_directory
     check_format(fmt)
     s = effective(ctx, home, profile)
     printer = TurnPrinter(json_lines=fmt == "json")
-    reason = asyncio.run(_run_once(s, {"prompt": prompt, "session": session, "preset": preset}, printer))
+    request = {"prompt": prompt, "session": session, "preset": preset, "cwd": working_directory()}
+    reason = asyncio.run(_run_once(s, request, printer))
     raise typer.Exit(exit_code(reason))
 
 

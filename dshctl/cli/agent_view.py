@@ -139,6 +139,15 @@ HELP = """commands:
   /quit, /exit     leave (Ctrl-D too); Ctrl-C aborts a running turn"""
 
 
+def working_directory() -> str | None:
+    """This process's working directory, which a new session records (None when it was removed)."""
+    import os
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 class ChatSession:
     def __init__(self, state, *, session: str | None, preset: str | None):
         self.state = state
@@ -166,8 +175,8 @@ class ChatSession:
                         return 0
                     continue
                 try:
-                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset},
-                                     printer)
+                    await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset,
+                                            "cwd": working_directory()}, printer)
                 except DshctlError as err:
                     sys.stderr.write(f"dshctl: error: {err}\n" + (f"  hint: {err.hint}\n" if err.hint else ""))
                 self.session = printer.last_session or self.session
