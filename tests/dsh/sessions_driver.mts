@@ -1,6 +1,7 @@
 // dsh's own session store and JSONL persistence, reading a sessions root (run by real_dsh.node_script).
 //
-//   sessions_driver.mts read <root> [none]
+//   sessions_driver.mts read <root> [zstd|none]
+//   sessions_driver.mts keys <file.json>     # {"cwds": [...], "ids": [...]} -> dsh's directory names
 //
 // Prints one JSON document: for every session `list()` names, what dsh makes of it — the header from
 // the listing and from `inspect()`, the event types, the history `Session.deriveMessages()` derives,
@@ -15,11 +16,30 @@ import { foldSessionTitle } from '@deepseek-ai/dsh-session-title'
 import { effectivePermissionPreset } from '@deepseek-ai/dsh-permission-presets'
 import { effectiveSandboxMode } from '@deepseek-ai/dsh-sandbox-policy'
 import { effectiveApprovalPolicy } from '@deepseek-ai/dsh-user-approval'
+import { readFileSync } from 'node:fs'
 
 const [mode, root, compression] = process.argv.slice(2)
-if (mode !== 'read' || root === undefined) {
-  process.stderr.write('usage: sessions_driver.mts read <root> [zstd|none]\n')
+if ((mode !== 'read' && mode !== 'keys') || root === undefined) {
+  process.stderr.write('usage: sessions_driver.mts read <root> [zstd|none] | keys <file.json>\n')
   process.exit(2)
+}
+if (mode === 'keys') {
+  // format.ts sits beside the package's entry module (its subpath is not mapped for scripts).
+  const entry = import.meta.resolve('@deepseek-ai/dsh-session-persistence-jsonl')
+  const { encodeSegment, projectKey } = await import(new URL('format.ts', entry).href) as {
+    encodeSegment: (raw: string) => string; projectKey: (cwd: string) => string
+  }
+  // Inputs travel as UTF-16 code units so lone surrogates survive JSON on both sides.
+  const input = JSON.parse(readFileSync(root, 'utf8')) as { cwds: number[][]; ids: number[][] }
+  const text = (units: number[]) => String.fromCharCode(...units)
+  const attempt = (fn: (s: string) => string, units: number[]) => {
+    try { return fn(text(units)) } catch (error) { return { error: message(error) } }
+  }
+  process.stdout.write(JSON.stringify({
+    projectKeys: input.cwds.map(units => attempt(projectKey, units)),
+    segments: input.ids.map(units => attempt(encodeSegment, units)),
+  }) + '\n')
+  process.exit(0)
 }
 
 function message(error: unknown): string {
