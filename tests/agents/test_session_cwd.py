@@ -107,3 +107,16 @@ async def test_the_hosts_own_sessions_record_its_directory_and_a_bad_cwd_is_refu
         stream = TurnStream(host, {"prompt": "hi", "cwd": str(tmp_path)})
         done = [line async for line in stream][-1]
         assert done["done"] and SessionStore(home).read(done["session"]).header["cwd"] == str(tmp_path)
+
+
+def test_agent_chat_records_its_directory_too(tmp_path):
+    home = agent_home(tmp_path, REPLIES)
+    workspace = tmp_path / "chat here"
+    workspace.mkdir()
+    chat = subprocess.run([DSHCTL, "--home", str(home), "agent", "chat", "--profile", "p"], cwd=workspace,
+                          input="hello\n/quit\n", capture_output=True, text=True, timeout=WAIT_S)
+    assert chat.returncode == 0, chat.stderr
+    assert "First answer." in chat.stdout
+    [info] = SessionStore(home).list()
+    assert info.id.startswith("session-") and info.header["cwd"] == os.path.realpath(workspace)
+    assert info.path.parent.parent.name == project_key(os.path.realpath(workspace))

@@ -229,3 +229,39 @@ def test_a_dsh_session_dshctl_resumed_is_still_read_by_dsh(real_dsh, dsh_home, t
     same_reading(report["sessions"][info.id], dshctl_reads(store, info.id))
     assert len(report["sessions"][info.id]["types"]) > before
     assert os.path.isfile(info.path)
+
+
+def _random_splices(rng: random.Random, log) -> None:
+    """A run of valid inbox splices (inserts, claims, cancels) on both inboxes, as dsh's Inbox makes them."""
+    queues = {"next-turn": [], "next-step": []}
+    for n in range(rng.randint(1, 12)):
+        target = rng.choice(list(queues))
+        queue = queues[target]
+        start = rng.randint(0, len(queue))
+        removed = rng.randint(0, len(queue) - start)
+        inserted = [{"id": f"m{n}-{k}", "role": "user", "content": [{"type": "text", "text": f"q{n}.{k}"}],
+                     "source": {"kind": "user"}} for k in range(rng.randint(0, 2))]
+        data = {"target": target, "start": start, "inserted": inserted}
+        if removed:
+            data["removedCount"] = removed
+        log.append("agent/inbox/spliced", data)
+        queue[start:start + removed] = inserted
+
+
+def test_the_inbox_fold_agrees_with_dshs_inbox(real_dsh, tmp_path):
+    rng = random.Random(4819)
+    store = SessionStore(tmp_path)
+    ids = []
+    for _ in range(25):
+        log = store.create(cwd="/w")
+        write_turn(log, 1, "before the queue", tool=False)
+        _random_splices(rng, log)
+        log.close()
+        ids.append(log.id)
+    report = dsh_reads(real_dsh, store.root)
+    pending = 0
+    for session_id in ids:
+        ours = dshctl_reads(store, session_id)
+        assert report["sessions"][session_id]["inbox"] == ours["inbox"]
+        pending += len(ours["inbox"]["nextTurn"]) + len(ours["inbox"]["nextStep"])
+    assert pending > 0
