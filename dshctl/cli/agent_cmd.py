@@ -44,15 +44,14 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
         approval: ApprovalOpt = None) -> None:
     """One turn: streams the answer (tool calls on stderr); --format json prints the turn's events as
     JSON lines. Exit 0 completed (or max-tokens), 1 error, 4 rejected or stopped by a plugin, 130 aborted.
+    A new session records the current directory as its cwd (dsh groups sessions by it).
 
     Example: dshctl agent run --profile web 'What do the workspace notes say?'
     """
     import asyncio
 
-    import os
-
     from dshctl.cli.agent_options import check_preset, pick_session
-    from dshctl.cli.agent_view import TurnPrinter
+    from dshctl.cli.agent_view import TurnPrinter, working_directory
     check_format(fmt)
     s = effective(ctx, home, profile)
     session = pick_session(s, session, continue_last)
@@ -60,8 +59,8 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
     printer = TurnPrinter(json_lines=fmt == "json")
     printer.show_reasoning = show_reasoning
     # cwd: a new session's workspace is where the agent was started (dsh's tools work there)
-    request = {"prompt": prompt, "session": session, "preset": preset, "model": model, "cwd": os.getcwd(),
-               "permissions": permissions, "approval": approval}
+    request = {"prompt": prompt, "session": session, "preset": preset, "model": model,
+               "cwd": working_directory(), "permissions": permissions, "approval": approval}
     reason = asyncio.run(_run_once(s, request, printer))
     raise typer.Exit(exit_code(reason))
 

@@ -166,6 +166,15 @@ HELP = """commands:
   /quit, /exit     leave (Ctrl-D too); Ctrl-C aborts a running turn"""
 
 
+def working_directory() -> str | None:
+    """This process's working directory, which a new session records (None when it was removed)."""
+    import os
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 class ChatSession:
     def __init__(self, state, *, session: str | None, preset: str | None, model: str | None = None,
                  show_reasoning: bool = False, permissions: dict | None = None):
@@ -200,8 +209,8 @@ class ChatSession:
                 printer.show_reasoning = self.show_reasoning
                 try:
                     await drive_turn(link, {"prompt": line, "session": self.session, "preset": self.preset,
-                                            "model": self.model, "cwd": os.getcwd(), **self.permissions},
-                                     printer)
+                                            "model": self.model, "cwd": working_directory(),
+                                            **self.permissions}, printer)
                     self.permissions = {}
                 except DshctlError as err:
                     sys.stderr.write(f"dshctl: error: {err}\n" + (f"  hint: {err.hint}\n" if err.hint else ""))

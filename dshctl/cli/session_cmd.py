@@ -1,7 +1,8 @@
 """`dshctl session list|show|export|archive`: the session logs of a home (ours or a real dsh home's).
 
 Reading never writes: a torn tail or a turn a crash left open is reported, not repaired (a resume
-repairs). A session is named by its id or a unique prefix of it.
+repairs). A session is named by its id or a unique prefix of it; for dsh's ``session-<uuid>`` ids the prefix
+may leave out ``session-``.
 """
 from __future__ import annotations
 
@@ -28,20 +29,17 @@ def _store(ctx, home):
 
 
 def _resolve_id(store, wanted: str) -> str:
-    from dshctl.agents.session.store import SessionNotFound
+    from dshctl.agents.session.reader import CorruptLog
+    from dshctl.agents.session.store import AmbiguousSessionId, SessionNotFound
 
     try:
-        store.find(wanted)
-        return wanted
+        return store.resolve(wanted)
+    except AmbiguousSessionId as exc:
+        raise DshctlError(str(exc), hint="give more characters of the id") from None
     except SessionNotFound:
-        pass
-    matches = sorted({i.id for i in store.list() if i.id.startswith(wanted)})
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise DshctlError(f"session id prefix {wanted!r} is ambiguous ({', '.join(matches[:5])})",
-                          hint="give more characters of the id")
-    raise DshctlError(f"no session {wanted!r} under {store.root}", hint=LIST_HINT)
+        raise DshctlError(f"no session {wanted!r} under {store.root}", hint=LIST_HINT) from None
+    except CorruptLog as exc:      # the id is in two project directories
+        raise DshctlError(str(exc), hint="remove or move one of the copies") from None
 
 
 def _read(store, wanted: str):
@@ -103,16 +101,32 @@ def cmd_show(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profil
     check_format(fmt)
     seen = _read(_store(ctx, home), session_id)
     summary = turns(seen.events)
+    state = _log_only_state(seen)
     if fmt == "json":
         print_json({"header": seen.header, "path": str(seen.path), "events": len(seen.events),
                     "tornBytes": seen.torn_bytes, "repair": [c["type"] for c in seen.closers],
                     "agentPreset": latest_agent_preset(seen.events),
-                    "requestHeader": latest_request_header(seen.events),
+                    "requestHeader": latest_request_header(seen.events), **state,
                     "turns": summary, "history": derive_history(seen.events)})
         return
     from dshctl.cli.session_view import print_session
 
-    print_session(seen, summary)
+    print_session(seen, summary, state)
+
+
+def _log_only_state(seen) -> dict:
+    """What the session is set to, from dsh's log-only events (title, permission knobs, route, inbox)."""
+    from dshctl.agents.session import folds
+
+    try:
+        inbox = folds.pending_inbox(seen.events, seen.header.get("seedLength", 0))
+    except folds.InboxFoldError as exc:
+        raise DshctlError(f"{seen.path}: cannot read session log: {exc}",
+                          hint="the file is damaged or was written by another harness version") from None
+    return {"title": folds.title(seen.events), "knobs": folds.knobs(seen.events),
+            "requestContext": folds.request_context(seen.events),
+            "inbox": {"nextTurn": [m.get("id") for m in inbox["next-turn"]],
+                      "nextStep": [m.get("id") for m in inbox["next-step"]]}}
 
 
 def cmd_export(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profile: ProfileOpt = None,

@@ -19,21 +19,35 @@ def when(ms) -> str:
     return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def print_session(seen, summary: list[dict]) -> None:
+def print_session(seen, summary: list[dict], state: dict) -> None:
     from dshctl.agents.session.summary import describe_reason
 
     out = console()
     header = seen.header
     say = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 - user data, no markup
     say(f"session  {header['id']}")
+    if state["title"]:
+        say(f"title    {_clip(state['title']['title'], 120, one_line=True)}")
     say(f"created  {when(header.get('createdAt'))}")
     for label, key in (("cwd", "cwd"), ("preset", "agentPreset"), ("parent", "parentSession")):
         if key in header:
             say(f"{label:<8} {header[key]}")
     say(f"file     {seen.path}")
+    knobs = state["knobs"]
+    if any(v is not None for v in knobs.values()):
+        say("policy   " + ", ".join(f"{name} {value}" for name, value in
+                                    (("permissions", knobs["preset"]), ("sandbox", knobs["sandbox"]),
+                                     ("approval", knobs["approval"])) if value is not None))
+    route = state["requestContext"]
+    if route:
+        window = f" ({route['contextWindow']} tokens)" if route.get("contextWindow") else ""
+        say(f"model    {route.get('provider')}/{route.get('model')}{window}")
     say(f"events   {len(seen.events)}   turns {len(summary)}")
     if seen.torn_bytes:
         say(f"note     a torn tail of {seen.torn_bytes} bytes (a crash during an append); a resume cuts it")
+    queued = len(state["inbox"]["nextTurn"]) + len(state["inbox"]["nextStep"])
+    if queued:
+        say(f"note     {queued} message(s) queued in the inbox, not yet taken by a turn")
     if seen.closers:
         say(f"note     the last turn is open; a resume closes it as interrupted ({len(seen.closers)} closers)")
     for turn in summary:

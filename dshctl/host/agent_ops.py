@@ -1,4 +1,7 @@
-"""Agent turns for clients of the host: ``{"op": "agent.run", "prompt", "session"?, "preset"?}``.
+"""Agent turns for clients of the host: ``{"op": "agent.run", "prompt", "session"?, "preset"?, "cwd"?}``.
+
+``cwd`` (an absolute path; the client's working directory) is recorded in the header of a new session;
+without it the host's own working directory is. Resuming a session keeps the cwd it was created with.
 
 The answer is a stream of JSON lines on the same connection (docs/host.md): ``{"ok": true, "event":
 <session event>}`` for every event of the turn as it is logged, ``{"ok": true, "ask": <question>}``
@@ -137,6 +140,10 @@ def choose_permissions(root, agent, request: dict) -> str | None:
 
 def open_hint(exc: Exception) -> str:
     kind = type(exc).__name__
+    if kind == "AmbiguousSessionId":
+        return "give more characters of the id; `dshctl session list` shows the sessions"
+    if kind == "BadSessionCwd":
+        return 'send "cwd" as an absolute path, or leave it out for the host\'s working directory'
     if kind == "SessionNotFound":
         return "list the sessions with `dshctl session list`, or leave out --session to start one"
     if kind == "SessionBusy":

@@ -9,6 +9,8 @@ Each request to ``POST /v1/chat/completions`` takes the next scripted response:
 ``Sse`` frames every payload as ``data: <payload>\\n\\n`` in its own HTTP chunk; ``stall_after=n``
 stops sending (connection open) after n payloads, ``close_after=n`` drops the connection after n
 payloads without finishing the chunked body. Requests are recorded (headers lower-cased, JSON body).
+``route`` (a function of the recorded request, returning a reply or None) answers a request out of
+script order — e.g. a side request a client makes concurrently, as dsh's session-title request.
 The server runs its own event loop in a thread, so a test may drive the client with asyncio.run.
 """
 from __future__ import annotations
@@ -56,6 +58,7 @@ REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
 class SseServer:
     def __init__(self) -> None:
         self.script: list = []
+        self.route = None                 # fn(request) -> reply | None, consulted before the script
         self.requests: list[dict] = []
         self.loop = asyncio.new_event_loop()
         self._server = None
@@ -114,7 +117,9 @@ class SseServer:
                     return
                 request["peer"] = writer.get_extra_info("peername")   # which connection carried it
                 self.requests.append(request)
-                reply = self.script.pop(0) if self.script else Status(500, '{"error":{"message":"script empty"}}')
+                reply = self.route(request) if self.route is not None else None
+                if reply is None:
+                    reply = self.script.pop(0) if self.script else Status(500, '{"error":{"message":"script empty"}}')
                 if isinstance(reply, Silent):
                     await asyncio.sleep(3600)     # cancelled at exit
                 keep = await (self._sse(writer, reply) if isinstance(reply, Sse) else self._status(writer, reply))

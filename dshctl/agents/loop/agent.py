@@ -33,6 +33,7 @@ class Agent:
         self.last_turn = max((e["data"]["turn"] for e in session.events if e["type"] == "turn/start"),
                              default=0)
         self.history = HistoryView()      # the model's view of the log, folded incrementally
+        self.request_header_logged = False  # this instance's first request logs its header (dsh)
         self._driver: asyncio.Task | None = None
         self.disposed = False
 

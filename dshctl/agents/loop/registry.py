@@ -5,10 +5,16 @@ It owns no loop: a factory (``@dshctl/agent-loop``, or any plugin replacing it) 
 ``llm`` row changed), its live agents are disposed — a running turn ends ``aborted`` (cause
 ``disposed``) and its log is committed and closed — and later requests restore them from the session
 log through the next factory: sessions survive, agents are cheap.
+
+A new session records its working directory in the header (so it lands in
+``sessions/--<cwd>--/``, where dsh groups a workspace's sessions): the one the request names, else the
+host's own working directory when the row started — as dsh's host API defaults to ``process.cwd()``.
+A resumed session keeps the directory it was created in.
 """
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 name = "@dshctl/agents"
@@ -21,11 +27,16 @@ class NoAgentLoop(RuntimeError):
     pass
 
 
+class BadSessionCwd(ValueError):
+    """A request named a working directory that is not an absolute path."""
+
+
 class AgentRegistry:
-    def __init__(self, ctx, home: Path, compression: str):
+    def __init__(self, ctx, home: Path, compression: str, cwd: str | None = None):
         self.ctx = ctx
         self.home = home
         self.compression = compression
+        self.cwd = cwd                    # the working directory of sessions created without one
         self.factory = None
         self.live: dict[str, object] = {}
         self._store = None
@@ -73,6 +84,10 @@ class AgentRegistry:
         """The live agent of ``session_id`` (restored from its log if needed), or a new session's agent."""
         if self.factory is None:
             raise NoAgentLoop("no agent loop is running (add an @dshctl/agent-loop row and an llm row)")
+        if session_id is not None and session_id not in self.live and session_id not in self._opening:
+            # a unique prefix names a session too (with or without dsh's "session-")
+            session_id = await asyncio.to_thread(self.store.resolve, session_id,
+                                                 (*self.live, *self._opening))
         if session_id is not None and session_id in self.live:
             agent = self.live[session_id]
             if preset is not None and preset != agent.preset:
@@ -82,7 +97,7 @@ class AgentRegistry:
             return await asyncio.shield(self._opening[session_id])
         factory = self.factory
         if session_id is None:
-            log = self.store.create(cwd=cwd, agent_preset=preset)
+            log = self.store.create(cwd=session_cwd(cwd, self.cwd), agent_preset=preset)
         else:
             log = await asyncio.to_thread(self.store.open, session_id)
         pending = asyncio.get_running_loop().create_future()
@@ -106,9 +121,25 @@ class AgentRegistry:
             await self._retire(agent)
 
 
+def session_cwd(requested, default: str | None) -> str | None:
+    """The working directory a new session records: ``requested`` (an absolute path), else ``default``."""
+    if requested is None:
+        return default
+    if not isinstance(requested, str) or not os.path.isabs(requested):
+        raise BadSessionCwd(f"a session's cwd must be an absolute path, got {requested!r}")
+    return requested
+
+
+def host_cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:          # the directory was removed under the process: no cwd to record
+        return None
+
+
 def apply(ctx, config):
     host = ctx.get("host")
     home = Path(host.options.home) if host is not None else Path.home() / ".dsh"
-    registry = AgentRegistry(ctx, home, config["compression"])
+    registry = AgentRegistry(ctx, home, config["compression"], host_cwd())
     ctx.provide("agents", registry)
     ctx.effect(lambda: registry.drop_all, "agents.live()")

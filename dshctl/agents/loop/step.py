@@ -61,8 +61,12 @@ async def build_request(agent, turn: int, step: int) -> GenerateOptions:
         header["tools"] = tools
     header = canonical_header(header)
     logged = agent.history.header(agent.session.events)
-    if logged != header:
-        agent.append("request/header", {"header": header, "reason": "initial" if logged is None else "change"})
+    if not agent.request_header_logged:
+        # as dsh: every loop instance logs the header of its first request, "resume" over an older one
+        agent.append("request/header", {"header": header, "reason": "initial" if logged is None else "resume"})
+        agent.request_header_logged = True
+    elif logged != header:
+        agent.append("request/header", {"header": header, "reason": "change"})
     return GenerateOptions(provider=config["provider"], model=config["model"], messages=[],
                            system=header.get("system"), tools=header.get("tools"),
                            max_tokens=config.get("maxTokens"), session_id=agent.session.id,

@@ -12,7 +12,8 @@ Implementations live in ``store.py``/``log.py``/``history.py``; the names below 
 the CLI and Code Mode call.
 
     store = SessionStore(home)                      # sessions under the home, where dsh keeps them
-    log = store.create(cwd=..., agent_preset=...)   # -> SessionLog (header written durably)
+    log = store.create(cwd=..., agent_preset=...)   # -> SessionLog (header written durably), id session-<uuid>
+    store.resolve("3f2a")                           # -> the one id it starts (with or without "session-")
     log = store.open(session_id)                    # restore: torn tail repaired, events validated
     store.list()                                    # -> [SessionInfo]: header fields, no event bodies
     event = log.append("tool/call", {...})          # validated now (refused if malformed), seq/time set
@@ -28,6 +29,7 @@ SESSION_FORMAT_VERSION = 0
 _IMPLEMENTATIONS = {
     "SessionStore": "dshctl.agents.session.store", "SessionInfo": "dshctl.agents.session.store",
     "SessionRead": "dshctl.agents.session.store", "SessionNotFound": "dshctl.agents.session.store",
+    "AmbiguousSessionId": "dshctl.agents.session.store", "new_session_id": "dshctl.agents.session.store",
     "SessionLog": "dshctl.agents.session.log", "SessionBusy": "dshctl.agents.session.log",
     "EventRejected": "dshctl.agents.session.validate", "CorruptLog": "dshctl.agents.session.reader",
     "derive_history": "dshctl.agents.session.history",

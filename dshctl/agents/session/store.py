@@ -29,8 +29,27 @@ from dshctl.agents.session.validate import (
 )
 
 
+ID_PREFIX = "session-"
+
+
 class SessionNotFound(LookupError):
     pass
+
+
+class AmbiguousSessionId(LookupError):
+    """A prefix names more than one session."""
+
+
+def new_session_id() -> str:
+    """A fresh id as dsh mints them (headless runner, host API): ``session-<uuid4>``."""
+    return ID_PREFIX + str(uuid.uuid4())
+
+
+def id_matches_prefix(session_id: str, wanted: str) -> bool:
+    """``wanted`` starts the id, or starts its uuid after dsh's ``session-`` (so ``3f2a`` finds
+    ``session-3f2a…`` as it found the bare uuids dshctl wrote before)."""
+    return session_id.startswith(wanted) or (
+        session_id.startswith(ID_PREFIX) and session_id[len(ID_PREFIX):].startswith(wanted))
 
 
 @dataclass
@@ -135,6 +154,27 @@ class SessionStore:
                              + ", ".join(str(m) for m in matches))
         return matches[0]
 
+    def resolve(self, wanted: str, also: tuple[str, ...] = ()) -> str:
+        """The id ``wanted`` names: itself when such a session exists, else the one session (stored,
+        or among ``also``, e.g. live ones not yet listed) whose id it starts (see
+        :func:`id_matches_prefix`)."""
+        if wanted in also:
+            return wanted
+        try:
+            self.find(wanted)
+            return wanted
+        except SessionNotFound:
+            if not wanted:
+                raise
+        known = {i.id for i in self.list() if i.id} | set(also)
+        matches = sorted(i for i in known if id_matches_prefix(i, wanted))
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+            raise AmbiguousSessionId(f"session id prefix {wanted!r} is ambiguous ({shown})")
+        raise SessionNotFound(f"no session {wanted!r} under {self.root}")
+
     def list(self) -> list[SessionInfo]:
         """Every session's header, newest first; a log that cannot be read is listed with its error."""
         out = []
@@ -169,7 +209,7 @@ class SessionStore:
         if cwd is not None and not os.path.isabs(cwd):
             raise ValueError(f"session cwd must be an absolute path, got {cwd!r}")
         self._refuse_mixed_root()
-        header = {"version": SESSION_FORMAT_VERSION, "id": session_id or str(uuid.uuid4()),
+        header = {"version": SESSION_FORMAT_VERSION, "id": session_id or new_session_id(),
                   "createdAt": int(time.time() * 1000) if created_at is None else created_at,
                   "cwd": cwd, "parentSession": parent_session, "seedLength": seed_length,
                   "origin": origin, "delegationDepth": delegation_depth, "agentPreset": agent_preset}
