@@ -67,8 +67,9 @@ def results(agent):
             for e in agent.session.events if e["type"] == "tool/result"]
 
 
-async def turn(host):
-    agent = await host.root.get("agents").open(None)
+async def turn(host, work):
+    # the session's cwd is its workspace (the policy's root): the host's own cwd would be the default
+    agent = await host.root.get("agents").open(None, cwd=str(work))
     agent.followup("write the file")
     await agent.when_idle()
     return agent
@@ -91,7 +92,7 @@ async def test_read_only_denies_then_an_approved_escalation_writes(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     async with InProcess(home_for(tmp_path, calls(work, ESCALATE), answer=True)) as host:
-        agent = await turn(host)
+        agent = await turn(host, work)
         denied, escalated = results(agent)
         assert "Read-only file system" in denied and denied.endswith(MARKERS)
         assert escalated == "wrote" and (work / "out.txt").read_text() == "hi\n"
@@ -105,7 +106,7 @@ async def test_an_escalation_nobody_answers_runs_nothing(tmp_path):
     work.mkdir()
     half = {"sandbox_permissions": "danger-full-access"}
     async with InProcess(home_for(tmp_path, calls(work, ESCALATE, half), answer=False)) as host:
-        agent = await turn(host)
+        agent = await turn(host, work)
         _, unanswered, unpaired = results(agent)
         assert unanswered == ('Error: sandbox escalation to "workspace-write" requires approval, but no approval '
                               "channel is available")

@@ -18,7 +18,7 @@ import codecs
 import os
 from pathlib import Path
 
-from .definition import Tool, text_result
+from .definition import Tool, error_result, text_result
 from .fsbase import (OBSERVED, FsError, Roots, Target, argument_error, check_observed, fs_error_result,
                      positive_int, session_key, version_of)
 from .schemas import EDIT_PARAMETERS, READ_PARAMETERS, WRITE_PARAMETERS
@@ -139,8 +139,9 @@ def literal_edit(content: str, old: str, new: str, replace_all: bool, display: s
 
 
 class FileTools:
-    def __init__(self, roots: Roots, config: dict):
+    def __init__(self, roots: Roots, config: dict, ctx=None):
         self.roots = roots
+        self.ctx = ctx                     # for ctx.sandboxPolicy: the same policy bash runs under
         self.limit = config["readLimit"]
         self.max_line = config["readMaxLineLength"]
         self.max_bytes = config["readMaxBytes"]
@@ -165,11 +166,25 @@ class FileTools:
     async def edit(self, args, run):
         return await asyncio.to_thread(self._guarded, self._edit, args, run)
 
+    def fence(self, run, target, write: bool) -> None:
+        """With a sandbox row composed, the session's policy checks the path in-process, as the kernel
+        checks a confined command's (docs/sandbox.md); without one the workspace check alone applies."""
+        policies = self.ctx.get("sandboxPolicy") if self.ctx is not None else None
+        if policies is None:
+            return
+        from dshctl.agents.sandbox import fence
+        policy = policies.resolve(getattr(getattr(run, "agent", None), "session", None))
+        check = fence.checked_write_target if write else fence.checked_read_target
+        check(policy, str(target.real), target.display)
+
     def _guarded(self, fn, args, run):
+        from dshctl.agents.sandbox.fence import FsSandboxDenied
         try:
             return fn(args, run)
         except FsError as exc:
             return fs_error_result(exc)
+        except FsSandboxDenied as exc:
+            return error_result(exc.message, exc.code)
         except ValueError as exc:
             return argument_error(str(exc))
         except PermissionError:
@@ -183,6 +198,7 @@ class FileTools:
         if limit > self.limit:
             raise ValueError(f"limit must be less than or equal to {self.limit}")
         target = self.roots.target(run, args["file_path"], "read")
+        self.fence(run, target, write=False)
         if not target.real.exists():
             self.observed[(session_key(run), str(target.real))] = None
         regular_file(target, "read")
@@ -198,6 +214,7 @@ class FileTools:
     def _write(self, args, run):
         from dshctl.core.fsutil import atomic_write
         target = self.roots.target(run, args["file_path"], "write")
+        self.fence(run, target, write=True)
         if target.real.exists() and not target.real.is_file():
             raise FsError(f'cannot write "{target.display}": not a regular file', "FS_NOT_REGULAR_FILE")
         check_observed(run, target, "write")
@@ -218,6 +235,7 @@ class FileTools:
         if old == new:
             raise ValueError("old_string and new_string must differ")
         target = self.roots.target(run, args["file_path"], "edit")
+        self.fence(run, target, write=True)
         check_observed(run, target, "edit")
         regular_file(target, "edit")
         original = read_for_edit(target)
@@ -236,5 +254,5 @@ def apply(ctx, config):
     from .fs import workspace_root
     roots = Roots(workspace_root(ctx, config) if config.get("root") else None)
     scope = ctx.get("toolScope") or "global"
-    for tool in FileTools(roots, config).definitions():
+    for tool in FileTools(roots, config, ctx).definitions():
         ctx.tools.register(ctx, tool.name, tool, scope)

@@ -10,8 +10,11 @@ path the result names. On timeout or abort the group gets SIGTERM, then SIGKILL 
 command leaves running in its group when it ends (``sleep 60 &``) is killed half a second later, so a call
 never outlives its command (``run_in_background`` is the way to keep something running).
 
-Every process starts through :func:`spawn` ``(argv, cwd, env) -> process`` (the one place a host
-sandbox wraps). Config: ``root``, ``timeoutMs`` (120000), ``maxTimeoutMs`` (600000), ``maxOutputBytes``
+Every process starts through :func:`spawn` ``(argv, cwd, env) -> process``. With a sandbox row composed
+(``@dshctl/sandbox``: ``ctx.sandbox`` and ``ctx.sandboxPolicy``) the command is first confined by the
+session's policy (docs/sandbox.md): a denial adds dsh's marker lines, no usable backend is
+``SANDBOX_UNAVAILABLE`` (nothing runs), and ``sandbox_permissions`` + ``justification`` ask through the
+approval service for a wider mode for that one call. Config: ``root``, ``timeoutMs`` (120000), ``maxTimeoutMs`` (600000), ``maxOutputBytes``
 (64000), ``graceMs`` (2000), ``env`` ({}), ``enableRunInBackground`` (true).
 """
 from __future__ import annotations
@@ -21,6 +24,8 @@ import os
 import signal as signals
 import tempfile
 from pathlib import Path
+
+from dshctl.agents.sandbox.policy import SandboxUnavailableError, denial_marker, escalation_hint
 
 from .definition import Tool, error_result, text_result
 from .fsbase import FsError, Roots, argument_error, fs_error_result, session_key
@@ -83,10 +88,43 @@ def render(stdout: str, stderr: str, *, exit_code: int | None, timed_out_ms: flo
     return body + ("" if body.endswith("\n") else "\n") + "\n".join(markers)
 
 
+class EscalationRefused(Exception):
+    pass
+
+
 class BashTool:
-    def __init__(self, roots: Roots, config: dict, spill_dir: Path):
+    def __init__(self, roots: Roots, config: dict, spill_dir: Path, ctx=None):
         self.roots, self.config, self.spill_dir = roots, config, spill_dir
+        self.ctx = ctx
         self.jobs = JobTable()
+        self.jobs_temp: list = []    # confined background jobs whose temp dirs go with the row
+
+    def sandbox(self):
+        """(``ctx.sandbox``, ``ctx.sandboxPolicy``) when a sandbox row is composed, else None: without
+        one the command runs as the host's user (dsh's composition without a sandboxing executor)."""
+        if self.ctx is None:
+            return None
+        service, policies = self.ctx.get("sandbox"), self.ctx.get("sandboxPolicy")
+        return None if service is None or policies is None else (service, policies)
+
+    async def confine(self, argv: list[str], cwd: str, env: dict, args, run):
+        """The command as the session's sandbox policy runs it (an approved escalation widens it for this
+        call only), or None when no sandbox is composed. Raises SandboxUnavailableError (nothing ran)."""
+        composed = self.sandbox()
+        if composed is None:
+            return None
+        service, policies = composed
+        policy = policies.resolve(getattr(getattr(run, "agent", None), "session", None))
+        if args.get("sandbox_permissions") is not None:
+            from dshctl.agents.approval.gate import approve_escalation
+            try:
+                granted = await approve_escalation(self.ctx, run, requested_mode=args["sandbox_permissions"],
+                                                   justification=args.get("justification"),
+                                                   effective_mode=policy.mode, subject="command")
+            except ValueError as exc:      # refused, cancelled, nobody to ask: the command never runs
+                raise EscalationRefused(str(exc)) from None
+            policy = policy.with_mode(granted)
+        return service.confine(argv, policy, cwd=cwd, env=env)
 
     def validate(self, args) -> float:
         if not args["command"].strip():
@@ -101,7 +139,7 @@ class BashTool:
             raise ValueError("invalid escalation: sandbox_permissions requires a justification")
         if justification is not None and permissions is None:
             raise ValueError("invalid escalation: justification is only valid together with sandbox_permissions")
-        if permissions is not None:
+        if permissions is not None and self.sandbox() is None:
             raise ValueError("sandbox_permissions is not available in this composition (no sandboxing executor "
                              "to escalate)")
         return min(float(timeout or self.config["timeoutMs"]), float(self.config["maxTimeoutMs"]))
@@ -116,20 +154,33 @@ class BashTool:
         cwd = self.workdir(args, run)
         sid = session_key(run)
         env = clean_env(self.config["env"], None if sid == "-" else sid)
-        proc = await spawn(["bash", "-c", args["command"]], cwd, env)
+        argv = ["bash", "-c", args["command"]]
+        confined = await self.confine(argv, cwd, env, args, run)
+        if confined is not None:
+            argv, cwd, env = confined.argv, confined.cwd, confined.env
+        try:
+            proc = await spawn(argv, cwd, env)
+        except BaseException:
+            if confined is not None:
+                confined.cleanup()
+            raise
         cap = self.config["maxOutputBytes"]
         out, err = Stream(cap, self.spill_dir, "stdout"), Stream(cap, self.spill_dir, "stderr")
         pumps = [asyncio.ensure_future(pump(proc.stdout, out)), asyncio.ensure_future(pump(proc.stderr, err))]
-        return proc, out, err, pumps
+        return proc, out, err, pumps, confined
 
     async def execute(self, args, run):
         try:
             timeout_ms = self.validate(args)
             if args.get("run_in_background") is True:
                 return await self.background(args, run)
-            proc, out, err, pumps = await self.start(args, run)
+            proc, out, err, pumps, confined = await self.start(args, run)
         except FsError as exc:
             return fs_error_result(exc)
+        except SandboxUnavailableError as exc:
+            return error_result(exc.message, exc.code)
+        except EscalationRefused as exc:
+            return error_result(str(exc), "SANDBOX_ESCALATION")
         except ValueError as exc:
             return argument_error(str(exc))
         except OSError as exc:
@@ -152,15 +203,22 @@ class BashTool:
             await drain(proc, pumps)
             out.close()
             err.close()
+            if confined is not None:
+                confined.cleanup()
         if run.abort is not None and run.abort.is_set() and timed_out is None and proc.returncode is not None \
                 and proc.returncode < 0:
             return error_result("tool call aborted", "TOOL_ABORTED")
-        return text_result(render(out.text(), err.text(), exit_code=proc.returncode, timed_out_ms=timed_out))
+        text = render(out.text(), err.text(), exit_code=proc.returncode, timed_out_ms=timed_out)
+        if confined is not None and confined.denied(proc.returncode, err.text()):
+            text += "\n" + "\n".join([denial_marker(confined.policy.mode), escalation_hint("command")])
+        return text_result(text)
 
     async def background(self, args, run):
         if not self.config["enableRunInBackground"]:
             raise ValueError("run_in_background is disabled for this deployment (enableRunInBackground: false)")
-        proc, out, err, pumps = await self.start(args, run)
+        proc, out, err, pumps, confined = await self.start(args, run)
+        if confined is not None and confined.temp_dir is not None:   # a Landlock job's private temp dir
+            self.jobs_temp.append(confined)
         job_id = self.jobs.add(session_key(run), args["command"], proc, out, err, pumps,
                                self.config["graceMs"] / 1000)
         return text_result(f"started background job {job_id}")
@@ -170,7 +228,7 @@ def apply(ctx, config):
     from .fs import workspace_root
     roots = Roots(workspace_root(ctx, config) if config.get("root") else None)
     spill_dir = Path(tempfile.mkdtemp(prefix="dshctl-bash-"))
-    bash = BashTool(roots, config, spill_dir)
+    bash = BashTool(roots, config, spill_dir, ctx)
     scope = ctx.get("toolScope") or "global"
     tools = [Tool("bash", "Run a bash command (bash -c) in a fresh shell in the workspace and return its output "
                           "and exit status; long output keeps its tail.", bash.execute, BASH_PARAMETERS)]
@@ -184,6 +242,8 @@ def apply(ctx, config):
 
     async def stop_all():
         await bash.jobs.kill_all()
+        for confined in bash.jobs_temp:
+            confined.cleanup()
         import shutil
         shutil.rmtree(spill_dir, ignore_errors=True)
     ctx.effect(lambda: stop_all, "tool-bash: stop background jobs, remove spill files")
