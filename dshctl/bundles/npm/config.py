@@ -67,11 +67,14 @@ def parse_npmrc(text: str) -> dict[str, str]:
 
 
 def _env_settings() -> dict[str, str]:
-    out = {}
-    for key, value in os.environ.items():
-        low = key.lower()
-        if low.startswith("npm_config_") and value:
-            out.setdefault(low[len("npm_config_"):].replace("_", "-"), value)
+    """``pnpm_config_*`` (what pnpm 11, which runs ``dsh plugin``, reads) before ``npm_config_*``
+    (which pnpm 11 ignores; dshctl keeps reading it for its existing users)."""
+    out: dict[str, str] = {}
+    for prefix in ("pnpm_config_", "npm_config_"):
+        for key, value in os.environ.items():
+            low = key.lower()
+            if low.startswith(prefix) and value:
+                out.setdefault(low[len(prefix):].replace("_", "-"), value)
     return out
 
 
