@@ -17,6 +17,8 @@ from dshctl.bundles.limits import check_tree
 from dshctl.bundles.outcome import Change, Options, Outcome  # noqa: F401 - the installer's API
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles import pnpm_lock
+from dshctl.bundles.interop import (PNPM_WORKSPACE_TEMPLATE, RegistryBundles, known_specs,
+                                    pnpm_lock_text, refuse_unknown_bundles)
 from dshctl.bundles.registry_spec import RegistrySpec, looks_like_registry, parse_registry_spec
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
@@ -94,7 +96,7 @@ class Installer:
     def update(self, names: list[str], *, pins: dict[str, str] | None = None) -> Outcome:
         """Re-resolve the locked refs; ``pins`` (name -> commit, from a dry run) fixes them."""
         def run(tx: Transaction, prof: _Profile) -> Outcome:
-            known = _known_specs(prof)
+            known = known_specs(prof)
             targets = names or list(known)
             unknown = [n for n in targets if n not in known]
             if unknown:
@@ -107,7 +109,7 @@ class Installer:
     def install(self) -> Outcome:
         """Re-create exactly the locked state (commits and trees as recorded)."""
         def run(tx: Transaction, prof: _Profile) -> Outcome:
-            known = _known_specs(prof)
+            known = known_specs(prof)
             specs = [spec for spec, _pin in known.values()]
             pins = {spec.source_key: pin for spec, pin in known.values()}
             return self._install(tx, prof, specs, refresh=False, exact=True, pins=pins)
@@ -135,7 +137,7 @@ class Installer:
         tx.step("resolve")
         self._progress("resolving bundles")
         pins = pins or {}
-        registry = _RegistryBundles(self, prof, refresh)
+        registry = RegistryBundles(self, prof, refresh)
         try:
             commits = [registry.resolve(s, pins.get(s.source_key)) if isinstance(s, RegistrySpec)
                        else pins.get(s.source_key) or
@@ -162,7 +164,7 @@ class Installer:
             new_lock[plan.info.name] = entry
             outcome.changes.append(change)
         manifest = prof.manifest
-        _refuse_unknown_bundles(prof, manifest, new_lock)
+        refuse_unknown_bundles(prof, manifest, new_lock)
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
@@ -296,7 +298,7 @@ class Installer:
             mf.set_dependency(prof.manifest, name, None)
         new_lock = {n: e for n, e in prof.lock.items() if n not in names}
         manifest = prof.manifest
-        _refuse_unknown_bundles(prof, manifest, new_lock)
+        refuse_unknown_bundles(prof, manifest, new_lock)
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
@@ -333,119 +335,13 @@ class Installer:
         tx.write_file(prof.manifest_path, mf.render(manifest))
         tx.step("lockfile")
         tx.write_file(prof.lock_path, lockmod.render(new_lock))
-        pnpm_text = pnpm_lock.render(pnpm_lock.build(
-            new_lock, mf.dependencies_of(manifest), prof.pnpm, _registry_lookup(prof.dir, self.home)))
-        if not prof.pnpm_lock_path.exists() or prof.pnpm_lock_path.read_text("utf-8") != pnpm_text:
+        pnpm_text = pnpm_lock_text(prof, manifest, new_lock, self.home)
+        if pnpm_text is not None:
             tx.write_file(prof.pnpm_lock_path, pnpm_text)
         # Only an installed resolution is remembered (never a dry run's or a refused package's).
         for spec, commit in remember:
             self.store.remember(spec, commit)
         tx.step("commit")
-
-
-# dsh's profile template (packages/boot/app-boot/src/profile.ts): the hoisted linker and no
-# automatic peers, which is how dsh's pnpm installs plugins.
-PNPM_WORKSPACE_TEMPLATE = "packages:\n  - .\n\nnodeLinker: hoisted\nautoInstallPeers: false\n"
-
-
-def _registry_lookup(profile_dir: Path, home: Path):
-    config = []
-
-    def registry_for(name: str) -> str:
-        if not config:
-            from dshctl.bundles.npm import config as npmconfig
-
-            config.append(npmconfig.load(profile_dir, home))
-        return config[0].registry_for(name)
-    return registry_for
-
-
-class _RegistryBundles:
-    """The registry bundles of one run: one npm context (config, HTTP client, npm store)."""
-
-    def __init__(self, installer: "Installer", prof: _Profile, refresh: bool):
-        self.installer, self.prof, self.refresh = installer, prof, refresh
-        self.ctx = None
-        self.picked: dict[str, dict] = {}
-        self._tarballs: dict[str, tuple] = {}
-
-    def _context(self):
-        if self.ctx is None:
-            from dshctl.bundles.npm import deps as npmdeps
-
-            inst = self.installer
-            self.ctx = npmdeps.NpmContext(inst.home, self.prof.dir, faults=inst.faults,
-                                          limits=inst.opts.limits, offline=inst.opts.offline,
-                                          progress=inst.opts.progress, git_store=inst.store,
-                                          refresh=self.refresh)
-        return self.ctx
-
-    def resolve(self, spec: RegistrySpec, locked: dict | None) -> None:
-        from dshctl.bundles import registry_install
-
-        chosen, tarball = registry_install.resolve(self._context(), spec, locked)
-        self.picked[spec.source_key] = {"resolved": chosen.resolved, "integrity": chosen.integrity}
-        self._tarballs[spec.source_key] = (chosen, tarball)
-        return None
-
-    def fetch(self, spec: RegistrySpec):
-        from dshctl.bundles import registry_install
-
-        chosen, tarball = self._tarballs[spec.source_key]
-        return registry_install.fetch(self._context(), spec, chosen, tarball)
-
-    def close(self) -> None:
-        if self.ctx is not None:
-            self.ctx.close()
-
-
-def _known_specs(prof: _Profile) -> dict[str, tuple]:
-    """``name -> (spec, pin)`` for every dependency in ``package.json`` (the membership both tools
-    agree on): pinned by dshctl's lock when its entry was made for the same spec, else by
-    ``pnpm-lock.yaml`` (what ``dsh plugin`` installed), else unpinned. Specs dshctl cannot install
-    (``file:`` directories, ``link:``) are left to pnpm."""
-    out = {}
-    for name, text in mf.dependencies_of(prof.manifest).items():
-        entry = prof.lock.get(name)
-        found = _from_pnpm(prof, name, text)
-        if found is not None and found[1] is not None:  # dshctl writes both locks alike: a pnpm
-            if entry is not None and entry.registry is None and isinstance(found[1], str) \
-                    and GitSpec(entry.spec, entry.url, entry.ref).manifest_spec() == text:
-                found = (GitSpec(entry.spec, entry.url, entry.ref), found[1])
-            out[name] = found  # pin that differs from dshctl's is newer (dsh changed it)
-            continue
-        if entry is not None and entry.registry is not None and entry.spec == text:
-            out[name] = (RegistrySpec(f"{name}@{text}", name, text),
-                         {"version": entry.version, **entry.registry})
-            continue
-        if entry is not None and entry.registry is None:
-            spec = GitSpec(entry.spec, entry.url, entry.ref)
-            if spec.manifest_spec() == text:
-                out[name] = (spec, entry.commit)
-                continue
-        if found is not None:
-            out[name] = found
-    return out
-
-
-def _from_pnpm(prof: _Profile, name: str, text: str):
-    from dshctl.bundles.npm.pick import is_registry_spec
-
-    pinned = prof.pnpm.pinned(name, text)
-    if is_registry_spec(text):
-        spec = RegistrySpec(f"{name}@{text}", name, text)
-        if pinned and "version" in pinned and isinstance(pinned["resolution"].get("integrity"), str):
-            tarball = pinned["resolution"].get("tarball") or pnpm_lock.default_tarball(
-                _registry_lookup(prof.dir, prof.dir.parent.parent)(name), name, pinned["version"])
-            return spec, {"version": pinned["version"], "resolved": tarball,
-                          "integrity": pinned["resolution"]["integrity"]}
-        return spec, None
-    try:
-        spec = parse_spec(text)
-    except DshctlError:
-        return None
-    commit = (pinned or {}).get("git", {}).get("commit")
-    return spec, commit if commit and (pinned["git"]["repo"] == spec.url) else None
 
 
 def _tree_ok(directory: Path, entry: lockmod.LockEntry) -> bool:
@@ -483,24 +379,6 @@ def _manifest_of(tree: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _refuse_unknown_bundles(prof: _Profile, manifest: dict, lock: dict) -> None:
-    """A listed bundle dependency that is neither locked nor installed (a `profile init --from` copy)
-    cannot be told apart from a dependency that stopped being a bundle; reconcile would drop it from
-    ``dsh.profile.bundles`` without a word. Refuse instead, before anything is written."""
-    deps = mf.dependencies_of(manifest)
-    unknown = [name for name in mf.bundles_of(manifest)
-               if name in deps and name not in lock and name not in mf.DEFAULT_TEMPLATE_BUNDLES
-               and not (prof.module_dir(name) / "package.json").is_file()]
-    if unknown:
-        spec = deps[unknown[0]]
-        raise DshctlError(
-            f"bundle{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} listed in dsh.profile.bundles "
-            f"{'are' if len(unknown) > 1 else 'is'} neither installed nor in {LOCK_FILE}; nothing was changed",
-            loc=Loc(str(prof.manifest_path)),
-            hint=f"add it from its source (dshctl plugin --profile {prof.name} add <git url>; the manifest "
-                 f"says {spec!r}), or copy node_modules/{unknown[0]} from the profile it came from")
 
 
 def _fill_positions(changes: list[Change], manifest: dict) -> None:

@@ -32,7 +32,7 @@ class PnpmLock:
         if not isinstance(entry, dict) or entry.get("specifier") != specifier:
             return None
         ref = str(entry.get("version", ""))
-        package = self.packages.get(f"{name}@{ref}") or {}
+        package = self.packages.get(f"{name}@{ref}")
         resolution = package.get("resolution") if isinstance(package, dict) else None
         if not isinstance(resolution, dict):
             return None
@@ -53,9 +53,9 @@ class PnpmLock:
             base = re.sub(r"\(.*\)\Z", "", key)  # peer suffixes name the same package
             if base in self.packages:
                 packages[base] = self.packages[base]
-            snap = self.snapshots[key] or {}
+            snap = _mapping(self.snapshots[key])
             for kind in ("dependencies", "optionalDependencies"):
-                for dep, ref in (snap.get(kind) or {}).items():
+                for dep, ref in _mapping(snap.get(kind)).items():
                     todo.append(f"{dep}@{ref}")
         return packages, snapshots
 
@@ -64,22 +64,33 @@ def read(path: Path) -> PnpmLock:
     """The lock as pnpm wrote it; a missing file is an empty lock."""
     if not path.exists():
         return PnpmLock()
+    try:
+        return read_text(path.read_text("utf-8"), path)
+    except UnicodeDecodeError as exc:
+        raise DshctlError(f"pnpm's lock file is not UTF-8: {exc}", loc=Loc(str(path)),
+                          hint="restore it, or delete it and run dshctl plugin install") from None
+
+
+def read_text(text: str, path: Path | None = None) -> PnpmLock:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text("utf-8"))
-    except (YAMLError, UnicodeDecodeError) as exc:
+        data = YAML(typ="safe", pure=True).load(text)
+    except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise DshctlError(f"pnpm's lock file cannot be read: {getattr(exc, 'problem', exc)}",
                           loc=Loc(str(path), mark.line + 1 if mark else 0,
                                   mark.column + 1 if mark else 0),
                           hint="restore it, or delete it and run dshctl plugin install") from None
-    if not isinstance(data, dict):
-        return PnpmLock()
-    importer = ((data.get("importers") or {}).get(".") or {}).get("dependencies") or {}
+    # a lock of another shape (hand-edited, another pnpm) pins nothing: pnpm re-resolves it too
+    importer = _mapping(_mapping(_mapping(_mapping(data).get("importers")).get(".")).get("dependencies"))
     return PnpmLock({str(k): v for k, v in importer.items() if isinstance(v, dict)},
-                    dict(data.get("packages") or {}), dict(data.get("snapshots") or {}))
+                    _mapping(_mapping(data).get("packages")), _mapping(_mapping(data).get("snapshots")))
+
+
+def _mapping(value) -> dict:
+    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def render(lock: PnpmLock) -> str:

@@ -51,7 +51,9 @@ def list_packages(home: Path, profile: str) -> list[PackageRow]:
     rows = []
     for name in bundles + [d for d in deps if d not in bundles]:
         entry = locked.get(name)
-        template = name in mf.DEFAULT_TEMPLATE_BUNDLES and name not in deps
+        # a listed bundle that is no dependency is the profile template's (dshctl's host-base,
+        # dsh's in-box @deepseek-ai/* bundles): it comes with the installation, not node_modules
+        template = name in bundles and name not in deps
         installed = template or (directory / "node_modules" / name).is_dir()
         rows.append(PackageRow(
             name, deps.get(name), entry.version if entry else _installed_version(directory, name),
