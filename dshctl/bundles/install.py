@@ -19,7 +19,9 @@ from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles import pnpm_lock
 from dshctl.bundles.interop import (PNPM_WORKSPACE_TEMPLATE, RegistryBundles, known_specs,
                                     pnpm_lock_text, refuse_unknown_bundles)
-from dshctl.bundles.registry_spec import RegistrySpec, looks_like_registry, parse_registry_spec
+from dshctl.bundles.registry_spec import (RegistrySpec, TarballSpec, looks_like_registry,
+                                          looks_like_tarball, parse_registry_spec,
+                                          parse_tarball_spec)
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
 from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
@@ -35,7 +37,7 @@ LOCK_FILE = lockmod.LOCK_NAME
 
 @dataclass
 class _Plan:
-    spec: GitSpec | RegistrySpec
+    spec: GitSpec | RegistrySpec | TarballSpec
     stored: StoredPackage
     info: PackageInfo
     previous: lockmod.LockEntry | None
@@ -89,8 +91,8 @@ class Installer:
     # -- operations ---------------------------------------------------------------------------
 
     def add(self, raw_specs: list[str]) -> Outcome:
-        specs = [parse_registry_spec(s) if looks_like_registry(s) else parse_spec(s, cwd=self.opts.cwd)
-                 for s in raw_specs]
+        specs = [parse_tarball_spec(s) if looks_like_tarball(s) else parse_registry_spec(s)
+                 if looks_like_registry(s) else parse_spec(s, cwd=self.opts.cwd) for s in raw_specs]
         return self._locked(lambda tx, prof: self._install(tx, prof, specs, refresh=False))
 
     def update(self, names: list[str], *, pins: dict[str, str] | None = None) -> Outcome:
@@ -139,12 +141,12 @@ class Installer:
         pins = pins or {}
         registry = RegistryBundles(self, prof, refresh)
         try:
-            commits = [registry.resolve(s, pins.get(s.source_key)) if isinstance(s, RegistrySpec)
+            commits = [registry.resolve(s, pins.get(s.source_key)) if isinstance(s, (RegistrySpec, TarballSpec))
                        else pins.get(s.source_key) or
                        self.store.resolve(s, offline=self.opts.offline, refresh=refresh)
                        for s in specs]
             tx.step("fetch")
-            stored = [registry.fetch(s) if isinstance(s, RegistrySpec) else
+            stored = [registry.fetch(s) if isinstance(s, (RegistrySpec, TarballSpec)) else
                       self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress,
                                         check=lambda tree, s=s: self._judge(prof, s, tree, exact))
                       for s, c in zip(specs, commits)]
@@ -237,8 +239,10 @@ class Installer:
                         prof.module_dir(plan.info.name), prev)):
                     continue  # nothing to place: npm stays None (kept as locked)
                 self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
-                if exact or (not refresh and prev is not None and prev.commit == plan.stored.commit
-                             and prev.integrity == plan.stored.integrity):
+                # the lock's dependencies when it was made for this very tree; a bundle adopted
+                # from pnpm's lock (or moved by dsh) has its dependencies resolved
+                if (exact or not refresh) and prev is not None and \
+                        prev.commit == plan.stored.commit and prev.integrity == plan.stored.integrity:
                     plan.npm = npmdeps.from_lock(ctx, plan.info.name, prev.npm if prev else {})
                 else:
                     plan.npm = npmdeps.resolve_bundle(ctx, plan.info.name,

@@ -1,5 +1,5 @@
 """Where dshctl meets pnpm on one profile: which dependencies ``package.json`` holds and what pins
-them (dshctl's lock, or ``pnpm-lock.yaml`` when ``dsh plugin`` changed it), and the registry
+them (dshctl's lock, or ``pnpm-lock.yaml`` when dsh's plugin command changed it), and the registry
 bundles of one run. See docs/bundles.md, "Beside dsh"."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from dshctl.bundles import lock as lockmod
 from dshctl.bundles import manifest as mf
 from dshctl.bundles import pnpm_lock
-from dshctl.bundles.registry_spec import RegistrySpec
+from dshctl.bundles.registry_spec import RegistrySpec, TarballSpec, looks_like_tarball
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.errors import DshctlError, Loc
 
@@ -81,7 +81,7 @@ class RegistryBundles:
 def known_specs(prof) -> dict[str, tuple]:
     """``name -> (spec, pin)`` for every dependency in ``package.json`` (the membership both tools
     agree on): pinned by dshctl's lock when its entry was made for the same spec, else by
-    ``pnpm-lock.yaml`` (what ``dsh plugin`` installed), else unpinned. Specs dshctl cannot install
+    ``pnpm-lock.yaml`` (what dsh's plugin command installed), else unpinned. Specs dshctl cannot install
     (``file:`` directories, ``link:``) are left to pnpm."""
     out = {}
     for name, text in mf.dependencies_of(prof.manifest).items():
@@ -94,7 +94,8 @@ def known_specs(prof) -> dict[str, tuple]:
             out[name] = found  # pin that differs from dshctl's is newer (dsh changed it)
             continue
         if entry is not None and entry.registry is not None and entry.spec == text:
-            out[name] = (RegistrySpec(f"{name}@{text}", name, text),
+            out[name] = (TarballSpec(text) if looks_like_tarball(text) else
+                         RegistrySpec(f"{name}@{text}", name, text),
                          {"version": entry.version, **entry.registry})
             continue
         if entry is not None and entry.registry is None:
@@ -111,6 +112,12 @@ def _from_pnpm(prof, name: str, text: str):
     from dshctl.bundles.npm.pick import is_registry_spec
 
     pinned = prof.pnpm.pinned(name, text)
+    if looks_like_tarball(text):
+        resolution = (pinned or {}).get("resolution") or {}
+        if isinstance(resolution.get("integrity"), str):
+            return TarballSpec(text), {"version": "0.0.0", "resolved": text,
+                                       "integrity": resolution["integrity"]}
+        return TarballSpec(text), None
     if is_registry_spec(text):
         spec = RegistrySpec(f"{name}@{text}", name, text)
         if pinned and "version" in pinned and isinstance(pinned["resolution"].get("integrity"), str):

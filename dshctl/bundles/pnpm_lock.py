@@ -1,9 +1,9 @@
-"""``<profile>/pnpm-lock.yaml``: read what pnpm (``dsh plugin``) pinned, and write it as pnpm 11 does.
+"""``<profile>/pnpm-lock.yaml``: read what pnpm (dsh's plugin command) pinned, and write it as pnpm 11 does.
 
 dshctl writes the lock pnpm would write for the same installed state (lockfileVersion 9.0, the
 profile template's settings, importers / packages / snapshots sorted by key, pnpm's quoting), so a
-later ``dsh plugin install`` keeps every pin dshctl chose: a ``#main`` bundle stays on its commit,
-a registry bundle on its version. Dependencies dshctl does not manage (``dsh plugin add`` put them
+later install by dsh's pnpm keeps every pin dshctl chose: a ``#main`` bundle stays on its commit,
+a registry bundle on its version. Dependencies dshctl does not manage (dsh's plugin add put them
 there) keep their entries, with everything their snapshots reach. See docs/bundles.md.
 """
 from __future__ import annotations
@@ -183,6 +183,8 @@ def build(entries: dict, dependencies: dict[str, str], old: PnpmLock, registry_f
         new.importer[name] = {"specifier": dependencies[name], "version": root_ref}
         new.packages[f"{name}@{root_ref}"] = _package(name, entry.version, entry.registry,
                                                       entry.url, entry.commit, registry_for)
+        if root_ref != entry.version and entry.registry is not None:
+            new.packages[f"{name}@{root_ref}"]["version"] = entry.version
         refs = {path: _npm_ref(dep) for path, dep in entry.npm.items()}
         new.snapshots.setdefault(f"{name}@{root_ref}", _snapshot(name, entry.npm, refs))
         for path, dep in entry.npm.items():
@@ -196,7 +198,9 @@ def build(entries: dict, dependencies: dict[str, str], old: PnpmLock, registry_f
 
 
 def _entry_ref(entry) -> str:
-    return entry.version if entry.registry is not None else git_ref(entry.url, entry.commit)
+    if entry.registry is not None:  # a tarball URL is its own version reference
+        return entry.spec if entry.spec == entry.registry["resolved"] else entry.version
+    return git_ref(entry.url, entry.commit)
 
 
 def _npm_ref(dep: dict) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dshctl.bundles.registry_spec import RegistrySpec
+from dshctl.bundles.registry_spec import RegistrySpec, TarballSpec
 from dshctl.bundles.store import StoredPackage
 from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.errors import DshctlError
@@ -29,6 +29,8 @@ def resolve(ctx, spec: RegistrySpec, locked: dict | None) -> tuple[RegistryPick,
     if locked:
         return RegistryPick(locked["version"], locked["resolved"], locked["integrity"]), \
             locked["resolved"]
+    if isinstance(spec, TarballSpec):
+        return _first_download(ctx, spec), spec.raw
     try:
         manifest = pick(ctx.registry.packument(spec.name), spec.wanted or "latest")
     except (NoMatch, FetchFailed) as exc:
@@ -45,6 +47,29 @@ def resolve(ctx, spec: RegistrySpec, locked: dict | None) -> tuple[RegistryPick,
         raise DshctlError(f"{spec.raw}: the registry gives no http(s) tarball URL",
                           hint="the registry's metadata is damaged")
     return RegistryPick(str(manifest.get("version")), public_url(tarball), integrity), tarball
+
+
+def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
+    """A tarball URL has no published integrity: download it once, take its sha512 (pnpm records
+    the same) and hand the bytes to the store's normal check-and-extract path."""
+    import base64
+    import hashlib
+    from concurrent.futures import Future
+
+    from dshctl.bundles.npm.registry import FetchFailed
+
+    if ctx.offline:
+        raise DshctlError(f"offline: {spec.raw} was never downloaded",
+                          hint="run once without --offline")
+    try:
+        data = ctx.registry.tarball(spec.raw)
+    except FetchFailed as exc:
+        raise DshctlError(f"{spec.raw}: {exc}", hint="check the URL") from None
+    integrity = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    done: Future = Future()
+    done.set_result(data)
+    ctx.store._early[integrity] = done  # the store checks and extracts it like any download
+    return RegistryPick("0.0.0", spec.raw, integrity)
 
 
 def fetch(ctx, spec: RegistrySpec, chosen: RegistryPick, tarball: str) -> StoredPackage:

@@ -1,6 +1,6 @@
 """Registry SPECs for ``add``: ``name``, ``name@range``, ``name@version``, ``@scope/name@tag``.
 
-pnpm (which ``dsh plugin add`` runs) installs the bundle's tarball from the registry and records
+pnpm (which dsh's plugin add runs) installs the bundle's tarball from the registry and records
 the version itself for an exact one, ``~<version>`` for a tilde range or ``x.y``/``x.x``, and
 ``^<version>`` for everything else (a name, a tag, ``^1``, ``1``, ``*``, ``>=1 <2``) (docs/bundles.md gives the table checked against pnpm 11.7.0).
 """
@@ -67,3 +67,40 @@ def parse_registry_spec(raw: str) -> RegistrySpec:
         raise DshctlError(f"refusing spec {raw!r}: aliases and control characters are not "
                           "supported", hint="give name@range or name@tag")
     return RegistrySpec(text, name, wanted)
+
+
+def looks_like_tarball(raw: str) -> bool:
+    """An http(s) URL of a ``.tgz``/``.tar.gz``: pnpm installs the tarball itself."""
+    text = raw.strip().split("#", 1)[0].split("?", 1)[0]
+    return text.startswith(("http://", "https://")) and text.endswith((".tgz", ".tar.gz"))
+
+
+@dataclass(frozen=True)
+class TarballSpec:
+    """A tarball URL: recorded as typed (pnpm does); its integrity is taken on first download and
+    pinned in both locks, so later installs are checked against it."""
+    raw: str
+    ref: None = None
+
+    @property
+    def url(self) -> str:
+        return self.raw
+
+    @property
+    def name(self) -> str:  # for messages until the package.json is read
+        return self.raw.rsplit("/", 1)[-1]
+
+    @property
+    def source_key(self) -> str:
+        return f"tarball:{self.raw}"
+
+    def manifest_spec(self, version: str) -> str:
+        return self.raw
+
+
+def parse_tarball_spec(raw: str) -> TarballSpec:
+    text = raw.strip()
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in text) or "@" in text.split("/")[2]:
+        raise DshctlError(f"refusing spec {raw!r}: a tarball URL with whitespace or credentials",
+                          hint="put registry credentials in .npmrc, not in the URL")
+    return TarballSpec(text)

@@ -139,10 +139,20 @@ def test_every_spec_form_gets_the_manifest_lock_and_installed_set_dsh_gets(world
     composed = by_dsh.boot()
     assert by_dshctl.boot() == composed.replace(str(by_dsh.home), str(by_dshctl.home))
     assert "sem-1.4.0-plugin" in composed and "reg-1-plugin" in composed
-    # and pnpm accepts dshctl's lock as its own: a dsh install changes nothing a user sees
+    # pnpm accepts dshctl's lock as its own: a dsh install changes nothing a user sees
     before = by_dshctl.visible()
     by_dshctl.dsh("install")
     assert by_dshctl.visible() == before
+    # and on the profile dsh made (no dshctl.lock.json), dshctl reads pnpm's pins: list tells the
+    # truth, install reproduces it (same commits and versions, nothing visible changes)
+    listed = json.loads(by_dsh.dshctl("list", "--format", "json").stdout)
+    assert all(row["installed"] for row in listed_rows(listed)) and len(listed_rows(listed)) == 7
+    before = by_dsh.visible()
+    lock_before = (by_dsh.profile / "pnpm-lock.yaml").read_text()
+    by_dsh.dshctl("install")
+    assert by_dsh.visible() == before
+    assert (by_dsh.profile / "pnpm-lock.yaml").read_text() == lock_before
+    assert by_dsh.dshctl("verify").returncode == 0
 
 
 def test_a_mixed_sequence_of_both_tools_never_loses_a_bundle(world):

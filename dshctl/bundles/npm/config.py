@@ -67,7 +67,7 @@ def parse_npmrc(text: str) -> dict[str, str]:
 
 
 def _env_settings() -> dict[str, str]:
-    """``pnpm_config_*`` (what pnpm 11, which runs ``dsh plugin``, reads) before ``npm_config_*``
+    """``pnpm_config_*`` (what pnpm 11, which runs dsh's plugin command, reads) before ``npm_config_*``
     (which pnpm 11 ignores; dshctl keeps reading it for its existing users)."""
     out: dict[str, str] = {}
     for prefix in ("pnpm_config_", "npm_config_"):
