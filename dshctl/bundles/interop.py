@@ -100,7 +100,7 @@ def known_specs(prof) -> dict[str, tuple]:
             continue
         if entry is not None and entry.registry is None:
             spec = GitSpec(entry.spec, entry.url, entry.ref)
-            if spec.manifest_spec() == text:
+            if text in (spec.manifest_spec(), spec.legacy_pinned(entry.commit)):
                 out[name] = (spec, entry.commit)
                 continue
         if found is not None:

@@ -47,6 +47,16 @@ class GitSpec:
         """The range of a ``#semver:<range>`` ref (resolved against the remote's tags)."""
         return self.ref[len("semver:"):] if self.ref and self.ref.startswith("semver:") else None
 
+    def legacy_pinned(self, commit: str) -> str:
+        """The pinned form dshctl recorded before it wrote specs as pnpm does (issue 23): found in
+        older profiles, it is rewritten to ``manifest_spec`` by the next install or update."""
+        if self.raw.startswith("github:"):
+            return f"{self.raw.split('#', 1)[0]}#{commit}"
+        scp = _SCP.match(self.url)
+        if scp:
+            return f"git+ssh://{scp['user']}@{scp['host']}/{scp['path']}#{commit}"
+        return f"git+{self.url}#{commit}"
+
     def manifest_spec(self) -> str:
         """The spec recorded in ``dependencies``: as pnpm writes it for the same command — the
         text as typed, ref included (pins live in the lock files). Forms pnpm would read as

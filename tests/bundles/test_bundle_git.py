@@ -370,3 +370,20 @@ def test_a_cold_add_runs_three_git_commands(home, repos, tmp_path, monkeypatch):
     log.write_text("")
     add(home, src.url, profile="two")  # warm: the resolution is remembered, the commit stored
     assert log.read_text() == ""
+
+
+def test_install_rewrites_the_old_pinned_manifest_form_to_the_spec_as_typed(home, repos):
+    """Profiles from before issue 23 recorded git+<url>#<commit>, which pnpm misreads for git://
+    URLs; the next install writes the spec as typed and pnpm's lock with the same pin."""
+    src = repos("legacy")
+    commit = src.bundle("dsh-legacy")
+    add(home, f"{src.url}#main")
+    path = home / "profiles/web/package.json"
+    data = json.loads(path.read_text())
+    data["dependencies"]["dsh-legacy"] = f"git+{src.url}#{commit}"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    (home / "profiles/web/pnpm-lock.yaml").unlink()
+    src.bundle("dsh-legacy", greeting="moved")  # main moves: install must keep the locked commit
+    Installer(home, "web", Options()).install()
+    assert manifest(home)["dependencies"]["dsh-legacy"] == f"git+{src.url}#main"
+    assert f"version: git+{src.url}#{commit}" in (home / "profiles/web/pnpm-lock.yaml").read_text()
