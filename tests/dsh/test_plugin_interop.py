@@ -172,10 +172,16 @@ def test_a_mixed_sequence_of_both_tools_never_loses_a_bundle(world):
     srcs["dsh-a"].commit(bundle_files("dsh-a", "a2", dependencies={"lib-b": "^1.0.0"}))
     t.dshctl("update")
     assert {"a2-plugin", "c1-plugin"} <= rows(t.boot())
+    srcs["dsh-c"].commit(bundle_files("dsh-c", "c2"))
+    t.dsh("update")  # pnpm moves the unpinned git bundles; dshctl follows pnpm's newer pins
+    assert "c2-plugin" in rows(t.boot())
+    assert "c2-plugin" in rows(t.dshctl_dump())
+    t.dshctl("install")
+    assert "c2-plugin" in rows(t.boot())
     t.dsh("remove", "dsh-b")
     t.dshctl("install", "--offline")
     composed = t.boot()
-    assert {"a2-plugin", "c1-plugin", "reg-2-plugin"} <= rows(composed)
+    assert {"a2-plugin", "c2-plugin", "reg-2-plugin"} <= rows(composed)
     assert "b1-plugin" not in rows(composed) and "a1-plugin" not in rows(composed)
     bundles = json.loads((t.profile / "package.json").read_text())["dsh"]["profile"]["bundles"]
     assert bundles == ["@deepseek-ai/dsh-base", "dsh-a", "dsh-reg", "dsh-c"]
