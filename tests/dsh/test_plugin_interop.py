@@ -198,3 +198,21 @@ def rows(dump: str) -> set[str]:
 
 def listed_rows(listed) -> list[dict]:
     return listed if isinstance(listed, list) else listed.get("packages", listed.get("rows", []))
+
+
+def test_registry_settings_are_read_as_pnpm_reads_them(world):
+    """A profile .npmrc names the registry and npm_config_registry points at a dead port: pnpm 11
+    ignores npm_config_*, and dshctl ranks it below every .npmrc, so both install from .npmrc."""
+    reg = world["registry"]
+    by_dsh, by_dshctl = world["tools"]("npmrc-dsh"), world["tools"]("npmrc-dshctl")
+    for t in (by_dsh, by_dshctl):
+        del t.env["pnpm_config_registry"]
+        t.env["npm_config_registry"] = "http://127.0.0.1:9/"
+        t.init_with_dsh()
+        (t.profile / ".npmrc").write_text(f"registry={reg.url}\n")
+    by_dsh.dsh("add", "dsh-reg")
+    by_dshctl.dshctl("add", "dsh-reg")
+    for name in ("package.json", "pnpm-lock.yaml"):
+        assert (by_dshctl.profile / name).read_text() == (by_dsh.profile / name).read_text(), name
+    assert json.loads((by_dshctl.profile / "package.json").read_text())["dependencies"] == \
+        {"dsh-reg": "^2.0.0"}
