@@ -3,17 +3,28 @@ and a mixed sequence of both tools that never loses a bundle (issue 23; docs/bun
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bundles.conftest import PATCH, git
+from bundles.conftest import PATCH, git_daemon, repos  # noqa: F401 - fixtures used below
 
 PROFILE = "mix"
 BUNDLE = {"dsh": {"bundle": {"patch": "cordis.patch.yml"}}}
+
+
+@pytest.fixture
+def small_registry():
+    """A real npm registry on 127.0.0.1 holding only what a test adds (no universe to build)."""
+    from bundles.npm_registry import Registry, Server
+
+    server = Server(Registry())
+    try:
+        yield server.registry
+    finally:
+        server.close()
 
 
 class Tools:
