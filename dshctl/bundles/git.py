@@ -92,6 +92,8 @@ def resolve_ref(git: Git, spec: GitSpec) -> str:
     for line in out.decode("utf-8", "replace").splitlines():
         sha, _, name = line.partition("\t")
         refs[name] = sha
+    if spec.semver is not None:
+        return _max_satisfying_tag(refs, spec)
     ref = spec.ref or "HEAD"
     # A peeled tag (annotated tags point at a tag object) wins over the tag object itself.
     names = [ref] if ref == "HEAD" or ref.startswith("refs/") else \
@@ -105,6 +107,29 @@ def resolve_ref(git: Git, spec: GitSpec) -> str:
     raise GitError(f"{spec.url} has no branch, tag or commit named {ref!r}",
                    hint="check the ref after '#'; a commit must be given in full (40 hex digits) "
                         "unless a branch or tag points at it")
+
+
+def _max_satisfying_tag(refs: dict[str, str], spec: GitSpec) -> str:
+    """``#semver:<range>``: the highest tag (``v`` prefix allowed, as pnpm's loose parse) that
+    satisfies the range; its peeled commit."""
+    from dshctl.bundles.semver import InvalidVersion, Range, Version
+
+    rng = Range.parse(spec.semver or "*")
+    best = None
+    for name, sha in refs.items():
+        if not name.startswith("refs/tags/") or name.endswith("^{}"):
+            continue
+        tag = name[len("refs/tags/"):]
+        try:
+            version = Version.parse(tag.lstrip("v="))
+        except InvalidVersion:
+            continue
+        if rng.test(version) and (best is None or version.key() > best[0].key()):
+            best = (version, refs.get(f"{name}^{{}}", sha))
+    if best is None:
+        raise GitError(f"{spec.url} has no tag satisfying {spec.semver!r}",
+                       hint="list the tags with git ls-remote --tags, or give a tag or branch")
+    return best[1]
 
 
 def make_bare_repo(repo: Path) -> None:

@@ -16,6 +16,12 @@ from dshctl.bundles import manifest as mf
 from dshctl.bundles.limits import check_tree
 from dshctl.bundles.outcome import Change, Options, Outcome  # noqa: F401 - the installer's API
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
+from dshctl.bundles import pnpm_lock
+from dshctl.bundles.interop import (PNPM_WORKSPACE_TEMPLATE, RegistryBundles, known_specs,
+                                    pnpm_lock_text, refuse_unknown_bundles)
+from dshctl.bundles.registry_spec import (RegistrySpec, TarballSpec, looks_like_registry,
+                                          looks_like_tarball, parse_registry_spec,
+                                          parse_tarball_spec)
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
 from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
@@ -31,11 +37,12 @@ LOCK_FILE = lockmod.LOCK_NAME
 
 @dataclass
 class _Plan:
-    spec: GitSpec
+    spec: GitSpec | RegistrySpec | TarballSpec
     stored: StoredPackage
     info: PackageInfo
     previous: lockmod.LockEntry | None
     npm: NpmDeps | None = None  # None: keep what the lock records, place nothing new
+    registry: dict | None = None  # a registry bundle: {"resolved", "integrity"} of its tarball
 
 
 class _Profile:
@@ -51,6 +58,8 @@ class _Profile:
             mf.initial_manifest_text(name)
         self.manifest = mf.read(self.manifest_path) if self.exists else json.loads(text)
         self.lock = lockmod.read(self.lock_path)
+        self.pnpm_lock_path = self.dir / pnpm_lock.LOCK_NAME
+        self.pnpm = pnpm_lock.read(self.pnpm_lock_path)
         self.old_deps = list(mf.dependencies_of(self.manifest))
 
     def module_dir(self, name: str) -> Path:
@@ -82,17 +91,19 @@ class Installer:
     # -- operations ---------------------------------------------------------------------------
 
     def add(self, raw_specs: list[str]) -> Outcome:
-        specs = [parse_spec(s, cwd=self.opts.cwd) for s in raw_specs]
+        specs = [parse_tarball_spec(s) if looks_like_tarball(s) else parse_registry_spec(s)
+                 if looks_like_registry(s) else parse_spec(s, cwd=self.opts.cwd) for s in raw_specs]
         return self._locked(lambda tx, prof: self._install(tx, prof, specs, refresh=False))
 
     def update(self, names: list[str], *, pins: dict[str, str] | None = None) -> Outcome:
         """Re-resolve the locked refs; ``pins`` (name -> commit, from a dry run) fixes them."""
         def run(tx: Transaction, prof: _Profile) -> Outcome:
-            targets = names or list(prof.lock)
-            unknown = [n for n in targets if n not in prof.lock]
+            known = known_specs(prof)
+            targets = names or list(known)
+            unknown = [n for n in targets if n not in known]
             if unknown:
                 raise _not_installed(unknown[0], prof)
-            specs = [GitSpec(prof.lock[n].spec, prof.lock[n].url, prof.lock[n].ref) for n in targets]
+            specs = [known[n][0] for n in targets]
             pinned = {s.source_key: (pins or {}).get(n) for n, s in zip(targets, specs)}
             return self._install(tx, prof, specs, refresh=True, pins=pinned)
         return self._locked(run)
@@ -100,8 +111,9 @@ class Installer:
     def install(self) -> Outcome:
         """Re-create exactly the locked state (commits and trees as recorded)."""
         def run(tx: Transaction, prof: _Profile) -> Outcome:
-            specs = [GitSpec(e.spec, e.url, e.ref) for e in prof.lock.values()]
-            pins = {s.source_key: e.commit for s, e in zip(specs, prof.lock.values())}
+            known = known_specs(prof)
+            specs = [spec for spec, _pin in known.values()]
+            pins = {spec.source_key: pin for spec, pin in known.values()}
             return self._install(tx, prof, specs, refresh=False, exact=True, pins=pins)
         return self._locked(run)
 
@@ -127,24 +139,34 @@ class Installer:
         tx.step("resolve")
         self._progress("resolving bundles")
         pins = pins or {}
-        commits = [pins.get(s.source_key) or
-                   self.store.resolve(s, offline=self.opts.offline, refresh=refresh) for s in specs]
-        tx.step("fetch")
-        stored = [self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress,
-                                    check=lambda tree, s=s: self._judge(prof, s, tree, exact))
-                  for s, c in zip(specs, commits)]
+        registry = RegistryBundles(self, prof, refresh)
+        try:
+            commits = [registry.resolve(s, pins.get(s.source_key)) if isinstance(s, (RegistrySpec, TarballSpec))
+                       else pins.get(s.source_key) or
+                       self.store.resolve(s, offline=self.opts.offline, refresh=refresh)
+                       for s in specs]
+            tx.step("fetch")
+            stored = [registry.fetch(s) if isinstance(s, (RegistrySpec, TarballSpec)) else
+                      self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress,
+                                        check=lambda tree, s=s: self._judge(prof, s, tree, exact))
+                      for s, c in zip(specs, commits)]
+        finally:
+            registry.close()
         tx.step("inspect")
         plans, warnings = self._inspect(prof, specs, stored, exact)
+        for plan in plans:
+            plan.registry = registry.picked.get(plan.spec.source_key)
         tx.step("dependencies")
         outcome = Outcome(prof.name, prof.dir, [], warnings, not prof.exists, self.opts.dry_run)
         self._dependencies(prof, plans, outcome, exact=exact, refresh=refresh)
-        new_lock = dict(prof.lock)
+        deps_now = mf.dependencies_of(prof.manifest)
+        new_lock = {n: e for n, e in prof.lock.items() if n in deps_now}  # dsh may have removed some
         for plan in plans:
             change, entry = self._record(prof, plan, exact)
             new_lock[plan.info.name] = entry
             outcome.changes.append(change)
         manifest = prof.manifest
-        _refuse_unknown_bundles(prof, manifest, new_lock)
+        refuse_unknown_bundles(prof, manifest, new_lock)
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
@@ -153,7 +175,8 @@ class Installer:
             return outcome
         self._commit(tx, prof, manifest, new_lock,
                      place=[p for p, c in zip(plans, outcome.changes) if c.action != "unchanged"],
-                     remember=[] if exact else list(zip(specs, commits)))
+                     remember=[] if exact else [(s, c) for s, c in zip(specs, commits)
+                                                if isinstance(s, GitSpec)])
         return outcome
 
     def _judge(self, prof: _Profile, spec: GitSpec, tree: Path, exact: bool, *,
@@ -161,11 +184,8 @@ class Installer:
         """Every rule a package must pass; run on the fetched tree before it enters the store."""
         check_tree(tree, self.opts.limits, f"{spec.raw}")
         info = read_package(tree, source=spec.url, patch_checked=patch_checked)
-        previous = prof.lock.get(info.name)
-        if not info.is_bundle and not self.opts.allow_plain and not (exact or previous):
-            raise DshctlError(f"{info.name} ({spec.raw}) declares no dsh.bundle in its "
-                              "package.json", loc=Loc(str(tree / "package.json")),
-                              hint="pass --allow-plain to install it as a plain dependency")
+        # A package without dsh.bundle installs as a plain dependency with dsh's warning (as dsh
+        # does; --allow-plain is still accepted and changes nothing).
         if info.conflicts and not (self.opts.force or exact):
             first = info.conflicts[0]
             # named by the spec the user typed: the store path means nothing to them
@@ -182,7 +202,8 @@ class Installer:
         for spec, pkg in zip(specs, stored):
             info = self._judge(prof, spec, pkg.path, exact, patch_checked=pkg.checked_by == __version__)
             previous = prof.lock.get(info.name)
-            if exact and previous and pkg.integrity != previous.integrity:
+            if exact and previous and previous.commit is not None and \
+                    previous.commit == pkg.commit and pkg.integrity != previous.integrity:
                 raise DshctlError(f"the stored tree of {info.name} @ {pkg.commit[:12]} does not "
                                   f"match the lock file's integrity", loc=Loc(str(prof.lock_path)),
                                   hint="the lock was edited or the store is damaged; delete "
@@ -213,12 +234,15 @@ class Installer:
             for i, plan in enumerate(plans, 1):
                 prev = plan.previous
                 same_tree = prev is not None and prev.commit == plan.stored.commit \
-                    and _npm_intact(prof.module_dir(plan.info.name), prev)
+                    and prev.integrity == plan.stored.integrity and _npm_intact(prof.module_dir(plan.info.name), prev)
                 if not refresh and same_tree and (not exact or _tree_ok(
                         prof.module_dir(plan.info.name), prev)):
                     continue  # nothing to place: npm stays None (kept as locked)
                 self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
-                if exact or (not refresh and prev is not None and prev.commit == plan.stored.commit):
+                # the lock's dependencies when it was made for this very tree; a bundle adopted
+                # from pnpm's lock (or moved by dsh) has its dependencies resolved
+                if (exact or not refresh) and prev is not None and \
+                        prev.commit == plan.stored.commit and prev.integrity == plan.stored.integrity:
                     plan.npm = npmdeps.from_lock(ctx, plan.info.name, prev.npm if prev else {})
                 else:
                     plan.npm = npmdeps.resolve_bundle(ctx, plan.info.name,
@@ -244,14 +268,23 @@ class Installer:
             action = "added" if prev is None else "updated"
         # install (exact) keeps a recorded --force; anything else needs --force again
         forced = bool(info.conflicts) and (self.opts.force or (exact and prev is not None and prev.forced))
-        entry = lockmod.LockEntry(
-            spec=plan.spec.raw, url=plan.spec.url, ref=plan.spec.ref, commit=pkg.commit,
-            version=info.version, integrity=pkg.integrity, bundle=info.is_bundle, forced=forced,
-            conflicts=[c.to_dict() for c in info.conflicts], npm=npm)
+        if plan.registry is not None:  # the lock keeps the range pnpm records (update re-resolves it)
+            spec_text = plan.spec.manifest_spec(info.version or "0.0.0")
+            entry = lockmod.LockEntry(
+                spec=spec_text, url=plan.registry["resolved"], ref=None, commit=None,
+                version=info.version, integrity=pkg.integrity, bundle=info.is_bundle,
+                forced=forced, conflicts=[c.to_dict() for c in info.conflicts], npm=npm,
+                registry=dict(plan.registry))
+        else:
+            spec_text = plan.spec.manifest_spec()
+            entry = lockmod.LockEntry(
+                spec=plan.spec.raw, url=plan.spec.url, ref=plan.spec.ref, commit=pkg.commit,
+                version=info.version, integrity=pkg.integrity, bundle=info.is_bundle,
+                forced=forced, conflicts=[c.to_dict() for c in info.conflicts], npm=npm)
         change = Change(info.name, action, info.version, pkg.commit,
                         prev.commit if prev else None, info.is_bundle, None, forced,
                         entry.conflicts, pkg.path, len(npm))
-        mf.set_dependency(prof.manifest, info.name, plan.spec.pinned(pkg.commit))
+        mf.set_dependency(prof.manifest, info.name, spec_text)
         return change, entry
 
     # -- remove -------------------------------------------------------------------------------
@@ -269,7 +302,7 @@ class Installer:
             mf.set_dependency(prof.manifest, name, None)
         new_lock = {n: e for n, e in prof.lock.items() if n not in names}
         manifest = prof.manifest
-        _refuse_unknown_bundles(prof, manifest, new_lock)
+        refuse_unknown_bundles(prof, manifest, new_lock)
         mf.reconcile(manifest, old_dependencies=prof.old_deps,
                      is_bundle=lambda n: new_lock[n].bundle if n in new_lock
                      else prof.installed_is_bundle(n))
@@ -301,9 +334,14 @@ class Installer:
         tx.step("manifest")
         if not prof.exists:
             tx.write_new_file(prof.dir / "cordis.patch.yml", USER_LAYER_TEMPLATE)
+        if not (prof.dir / "pnpm-workspace.yaml").exists():  # dsh's settings, so dsh's pnpm agrees
+            tx.write_new_file(prof.dir / "pnpm-workspace.yaml", PNPM_WORKSPACE_TEMPLATE)
         tx.write_file(prof.manifest_path, mf.render(manifest))
         tx.step("lockfile")
         tx.write_file(prof.lock_path, lockmod.render(new_lock))
+        pnpm_text = pnpm_lock_text(prof, manifest, new_lock, self.home)
+        if pnpm_text is not None:
+            tx.write_file(prof.pnpm_lock_path, pnpm_text)
         # Only an installed resolution is remembered (never a dry run's or a refused package's).
         for spec, commit in remember:
             self.store.remember(spec, commit)
@@ -345,24 +383,6 @@ def _manifest_of(tree: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _refuse_unknown_bundles(prof: _Profile, manifest: dict, lock: dict) -> None:
-    """A listed bundle dependency that is neither locked nor installed (a `profile init --from` copy)
-    cannot be told apart from a dependency that stopped being a bundle; reconcile would drop it from
-    ``dsh.profile.bundles`` without a word. Refuse instead, before anything is written."""
-    deps = mf.dependencies_of(manifest)
-    unknown = [name for name in mf.bundles_of(manifest)
-               if name in deps and name not in lock and name not in mf.DEFAULT_TEMPLATE_BUNDLES
-               and not (prof.module_dir(name) / "package.json").is_file()]
-    if unknown:
-        spec = deps[unknown[0]]
-        raise DshctlError(
-            f"bundle{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} listed in dsh.profile.bundles "
-            f"{'are' if len(unknown) > 1 else 'is'} neither installed nor in {LOCK_FILE}; nothing was changed",
-            loc=Loc(str(prof.manifest_path)),
-            hint=f"add it from its source (dshctl plugin --profile {prof.name} add <git url>; the manifest "
-                 f"says {spec!r}), or copy node_modules/{unknown[0]} from the profile it came from")
 
 
 def _fill_positions(changes: list[Change], manifest: dict) -> None:

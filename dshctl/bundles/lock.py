@@ -31,13 +31,14 @@ class LockEntry:
     spec: str
     url: str
     ref: str | None
-    commit: str
+    commit: str | None  # None for a registry bundle (then ``registry`` says what was installed)
     version: str | None
     integrity: str
     bundle: bool = True
     forced: bool = False
     conflicts: list[dict] = field(default_factory=list)
     npm: dict[str, dict] = field(default_factory=dict)
+    registry: dict | None = None  # {"resolved": tarball URL, "integrity": SRI} of a registry bundle
 
 
 def read(path: Path) -> dict[str, LockEntry]:
@@ -71,7 +72,9 @@ def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
     """A lock file may come from anywhere (a cloned dotfiles repo): its commit names a store
     directory and its URL and ref reach git, so they get the same checks as typed input."""
     problem = None
-    if not is_commit(entry.commit):
+    if entry.registry is not None:
+        problem = _registry_problem(entry)
+    elif not is_commit(entry.commit):
         problem = f"commit {entry.commit!r} is not 40 hex digits"
     else:
         try:
@@ -89,7 +92,28 @@ def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
                                "the bundles again")
 
 
+def _registry_problem(entry: LockEntry) -> str | None:
+    from dshctl.bundles.npm import integrity as sri
+
+    reg = entry.registry
+    if not isinstance(reg, dict) or not isinstance(reg.get("resolved"), str) \
+            or not reg["resolved"].startswith(("http://", "https://")):
+        return "registry.resolved is not an http(s) URL"
+    try:
+        sri.store_key(str(reg.get("integrity")))
+    except sri.IntegrityError as exc:
+        return f"registry.integrity: {exc}"
+    return None
+
+
+def _plain(entry: LockEntry) -> dict:
+    data = asdict(entry)
+    if data["registry"] is None:
+        del data["registry"]  # git entries keep the format they had
+    return data
+
+
 def render(entries: dict[str, LockEntry]) -> str:
     data = {"lockfileVersion": LOCKFILE_VERSION,
-            "packages": {name: asdict(entry) for name, entry in entries.items()}}
+            "packages": {name: _plain(entry) for name, entry in entries.items()}}
     return json_dumps(data, indent=2) + "\n"

@@ -46,14 +46,22 @@ def dependencies_of(manifest: dict) -> dict[str, str]:
 
 
 def set_dependency(manifest: dict, name: str, spec: str | None) -> None:
-    """Add, replace in place (key order kept) or, with ``spec=None``, drop one dependency."""
+    """Add, replace or, with ``spec=None``, drop one dependency, as pnpm does: the keys end up
+    sorted (by code point, as pnpm sorts them) and a ``dependencies`` left empty by a removal is
+    deleted."""
     deps = manifest.get("dependencies")
     if not isinstance(deps, dict):
         deps = manifest["dependencies"] = {}
     if spec is None:
         deps.pop(name, None)
+        if not deps:
+            del manifest["dependencies"]
+            return
     else:
         deps[name] = spec
+    ordered = dict(sorted(deps.items()))
+    deps.clear()
+    deps.update(ordered)
 
 
 def reconcile(manifest: dict, *, old_dependencies: Iterable[str],

@@ -51,14 +51,22 @@ def list_packages(home: Path, profile: str) -> list[PackageRow]:
     rows = []
     for name in bundles + [d for d in deps if d not in bundles]:
         entry = locked.get(name)
-        template = name in mf.DEFAULT_TEMPLATE_BUNDLES and name not in deps
+        # a listed bundle that is no dependency is the profile template's (dshctl's host-base,
+        # dsh's in-box @deepseek-ai/* bundles): it comes with the installation, not node_modules
+        template = name in bundles and name not in deps
         installed = template or (directory / "node_modules" / name).is_dir()
         rows.append(PackageRow(
             name, deps.get(name), entry.version if entry else _installed_version(directory, name),
             entry.commit if entry else None, bundles.index(name) + 1 if name in bundles else None,
             name in bundles, template, installed,
-            entry.forced if entry else False, entry.spec if entry else None))
+            entry.forced if entry else False, _source(name, entry)))
     return rows
+
+
+def _source(name: str, entry) -> str | None:
+    if entry is None:
+        return None
+    return entry.spec if entry.registry is None or entry.spec == entry.url else f"{name}@{entry.spec}"
 
 
 def _installed_version(directory: Path, name: str) -> str | None:
@@ -89,7 +97,9 @@ def why(home: Path, profile: str, name: str) -> dict:
     elif name in deps:
         reasons.append("plain dependency: declares no dsh.bundle, so it is not a profile layer")
     if entry:
-        reasons.append(f"locked: {entry.spec} resolved to {entry.commit}"
+        target = entry.commit if entry.registry is None else \
+            f"{entry.version} ({entry.registry['resolved']}, {entry.registry['integrity'][:15]}…)"
+        reasons.append(f"locked: {entry.spec} resolved to {target}"
                        + (" (installed with --force despite incompatible ranges)" if entry.forced else ""))
     return {"name": name, "profile": profile, "reasons": reasons,
             "dependency": deps.get(name), "position": bundles.index(name) + 1 if name in bundles

@@ -21,7 +21,8 @@ _HELPER = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]*::")  # git's "<transport>::<add
 # A ref may be a tag, branch or commit; anything a shell or git could read as an option is refused.
 _REF = re.compile(r"[A-Za-z0-9._/@+-]+\Z")
 _HINT = ("use https://host/owner/repo, git+ssh://…, git@host:owner/repo, github:owner/repo, "
-         "file://… or a local path, optionally followed by #tag, #branch or #commit")
+         "file://… or a local path, optionally followed by #tag, #branch, #commit or "
+         "#semver:<range>; or a registry name (name, name@range, @scope/name@tag)")
 
 
 def is_commit(ref: str | None) -> bool:
@@ -41,14 +42,36 @@ class GitSpec:
         """What the store remembers a resolution under: the source and the ref asked for."""
         return f"{self.url}#{self.ref or 'HEAD'}"
 
-    def pinned(self, commit: str) -> str:
-        """The spec recorded in ``dependencies``: npm's git-URL form, pinned to the commit."""
+    @property
+    def semver(self) -> str | None:
+        """The range of a ``#semver:<range>`` ref (resolved against the remote's tags)."""
+        return self.ref[len("semver:"):] if self.ref and self.ref.startswith("semver:") else None
+
+    def legacy_pinned(self, commit: str) -> str:
+        """The pinned form dshctl recorded before it wrote specs as pnpm does (issue 23): found in
+        older profiles, it is rewritten to ``manifest_spec`` by the next install or update."""
         if self.raw.startswith("github:"):
             return f"{self.raw.split('#', 1)[0]}#{commit}"
         scp = _SCP.match(self.url)
         if scp:
             return f"git+ssh://{scp['user']}@{scp['host']}/{scp['path']}#{commit}"
         return f"git+{self.url}#{commit}"
+
+    def manifest_spec(self) -> str:
+        """The spec recorded in ``dependencies``: as pnpm writes it for the same command — the
+        text as typed, ref included (pins live in the lock files). Forms pnpm would read as
+        something else than git get npm's explicit git form: a ``file://`` URL or a local path
+        (pnpm: a directory to copy) becomes ``git+file://…``, a ``http(s)://`` URL not ending in
+        ``.git`` (pnpm: a tarball) becomes ``git+http(s)://…``."""
+        location, _, ref = self.raw.partition("#")
+        suffix = f"#{ref}" if ref else ""
+        if location.startswith(("git+", "git://", "github:", "ssh://")) or _SCP.match(location):
+            return self.raw
+        if self.url.startswith("file://"):
+            return f"git+{self.url}{suffix}"
+        if location.startswith(("http://", "https://")) and not location.endswith(".git"):
+            return f"git+{location}{suffix}"
+        return self.raw
 
     def with_ref(self, ref: str | None) -> "GitSpec":
         base = self.raw.split("#", 1)[0]
@@ -72,11 +95,12 @@ def parse_spec(raw: str, *, cwd: str | os.PathLike | None = None) -> GitSpec:
         raise _refuse(raw, "it starts with '-', which git would read as an option")
     location, _, ref = text.partition("#")
     ref = ref or None
-    if ref is not None and (ref.startswith("-") or not _REF.match(ref) or ".." in ref
-                            or ref.endswith((".lock", "/", "."))):
+    if ref is not None and not ref.startswith("semver:") and (
+            ref.startswith("-") or not _REF.match(ref) or ".." in ref
+            or ref.endswith((".lock", "/", "."))):
         raise _refuse(raw, f"the ref {ref!r} is not a plain tag, branch or commit name")
     if ref is not None and ref.startswith("semver:"):
-        raise _refuse(raw, "semver ranges over git tags are not supported")
+        _check_semver(raw, ref[len("semver:"):])
     if location.startswith("git+"):
         location = location[4:]
         if location.startswith("-"):
@@ -85,6 +109,15 @@ def parse_spec(raw: str, *, cwd: str | os.PathLike | None = None) -> GitSpec:
         raise _refuse(raw, "git transport helpers ('<helper>::…', e.g. ext::) are never run")
     url = _to_url(raw, location, cwd)
     return GitSpec(text, url, ref)
+
+
+def _check_semver(raw: str, text: str) -> None:
+    from dshctl.bundles.semver import InvalidRange, Range
+
+    try:
+        Range.parse(text)
+    except InvalidRange:
+        raise _refuse(raw, f"#semver:{text} is not a valid npm version range") from None
 
 
 def _to_url(raw: str, location: str, cwd) -> str:

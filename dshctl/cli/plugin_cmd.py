@@ -24,7 +24,8 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would chan
 ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Install despite incompatible dsh/Cordis ranges (the lock records it).")]
 PlainOpt = Annotated[bool, typer.Option(
-    "--allow-plain", help="Install a package without dsh.bundle as a plain dependency.")]
+    "--allow-plain", help="Accepted for old scripts: a package without dsh.bundle installs as a plain "
+                     "dependency anyway (with dsh's warning).")]
 # Bounded, so a value like 1e400 is a usage error, not an overflow: a terabyte is far past any bundle.
 MaxPackageOpt = Annotated[float, typer.Option(
     "--max-package-mb", min=0.001, max=1_000_000,
@@ -75,7 +76,9 @@ def _print_preview(preview: dict) -> None:
 
 
 def add(ctx: typer.Context,
-        specs: Annotated[List[str], typer.Argument(help="Git sources: URL, github:o/r, path; #ref.")],
+        specs: Annotated[List[str], typer.Argument(
+            help="Git sources (URL, github:o/r, path; #ref or #semver:<range>) or registry names "
+                 "(name, name@^1, @scope/name@tag).")],
         offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
         allow_plain: PlainOpt = False, fmt: FormatOpt = "text",
         home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,

@@ -35,7 +35,7 @@ def test_add_from_file_url_installs_records_and_locks(home, repos):
     installed = profile / "node_modules" / "dsh-hello"
     assert (installed / "cordis.patch.yml").is_file() and not (installed / ".git").exists()
     data = manifest(home)
-    assert data["dependencies"] == {"dsh-hello": f"git+{src.url}#{commit}"}
+    assert data["dependencies"] == {"dsh-hello": f"git+{src.url}"}
     assert data["dsh"]["profile"]["bundles"] == ["@dshctl/host-base", "dsh-hello"]
     assert (profile / "package.json").read_text().endswith("}\n")
     entry = lockfile(home)["packages"]["dsh-hello"]
@@ -95,7 +95,9 @@ def test_offline_re_add_after_the_source_is_gone(home, repos):
     shutil.rmtree(src.bare)
     outcome = add(home, f"{src.url}#main", profile="two", offline=True)
     assert outcome.changes[0].commit == commit
-    assert manifest(home, "two")["dependencies"]["dsh-gone"].endswith(commit)
+    # the manifest keeps the spec as typed (pnpm's form); the pin is in both lock files
+    assert manifest(home, "two")["dependencies"]["dsh-gone"] == f"git+{src.url}#main"
+    assert f"#{commit}" in (home / "profiles/two/pnpm-lock.yaml").read_text()
     # Automatic: commit already stored, so no network even without --offline.
     assert add(home, f"{src.url}#main", profile="three").changes[0].commit == commit
     with pytest.raises(DshctlError, match="offline: no remembered commit"):
@@ -202,12 +204,10 @@ def test_links_that_stay_inside_are_kept_as_links(home, repos):
     assert link.is_symlink() and os.readlink(link) == "lib/a.js"
 
 
-def test_plain_package_needs_allow_plain_and_gets_dsh_warning(home, repos):
-    src = repos("plain")
+def test_plain_package_installs_as_a_plain_dependency_with_dsh_warning(home, repos):
+    src = repos("plain")  # as dsh does: no flag needed (--allow-plain is accepted, changes nothing)
     src.commit({"package.json": json.dumps({"name": "left-pad", "version": "1.3.0"})})
-    with pytest.raises(DshctlError, match="declares no dsh.bundle"):
-        add(home, src.url)
-    outcome = add(home, src.url, allow_plain=True)
+    outcome = add(home, src.url)
     assert outcome.warnings == ["dsh: warning: left-pad declares no dsh.bundle — installed as a "
                                 "plain dependency, not a profile layer (a later update that gains "
                                 "one activates it automatically)"]
@@ -370,3 +370,20 @@ def test_a_cold_add_runs_three_git_commands(home, repos, tmp_path, monkeypatch):
     log.write_text("")
     add(home, src.url, profile="two")  # warm: the resolution is remembered, the commit stored
     assert log.read_text() == ""
+
+
+def test_install_rewrites_the_old_pinned_manifest_form_to_the_spec_as_typed(home, repos):
+    """Profiles from before issue 23 recorded git+<url>#<commit>, which pnpm misreads for git://
+    URLs; the next install writes the spec as typed and pnpm's lock with the same pin."""
+    src = repos("legacy")
+    commit = src.bundle("dsh-legacy")
+    add(home, f"{src.url}#main")
+    path = home / "profiles/web/package.json"
+    data = json.loads(path.read_text())
+    data["dependencies"]["dsh-legacy"] = f"git+{src.url}#{commit}"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    (home / "profiles/web/pnpm-lock.yaml").unlink()
+    src.bundle("dsh-legacy", greeting="moved")  # main moves: install must keep the locked commit
+    Installer(home, "web", Options()).install()
+    assert manifest(home)["dependencies"]["dsh-legacy"] == f"git+{src.url}#main"
+    assert f"version: git+{src.url}#{commit}" in (home / "profiles/web/pnpm-lock.yaml").read_text()

@@ -33,18 +33,35 @@ def test_local_paths_are_anchored_at_the_invoking_directory(tmp_path):
     assert parse_spec("..", cwd=tmp_path / "a").url == tmp_path.as_uri()
 
 
-def test_pinned_forms_recorded_in_dependencies():
-    assert parse_spec("https://github.com/o/r").pinned(SHA) == f"git+https://github.com/o/r#{SHA}"
-    assert parse_spec("github:o/r#v1").pinned(SHA) == f"github:o/r#{SHA}"
-    assert parse_spec("git@github.com:o/r.git").pinned(SHA) == f"git+ssh://git@github.com/o/r.git#{SHA}"
-    assert parse_spec("git+ssh://git@h/o/r#x").pinned(SHA) == f"git+ssh://git@h/o/r#{SHA}"
+@pytest.mark.parametrize("raw,recorded", [
+    # as typed, as pnpm records them (the pins live in the lock files)
+    ("git://127.0.0.1/dsh-a.git#main", "git://127.0.0.1/dsh-a.git#main"),
+    ("git+file:///srv/r.git#v1.2.0", "git+file:///srv/r.git#v1.2.0"),
+    ("git://h/r.git#semver:^1.0.0", "git://h/r.git#semver:^1.0.0"),
+    ("github:o/r#v1", "github:o/r#v1"),
+    ("git@github.com:o/r.git", "git@github.com:o/r.git"),
+    ("git+ssh://git@h/o/r#x", "git+ssh://git@h/o/r#x"),
+    ("https://h/o/r.git#" + SHA, "https://h/o/r.git#" + SHA),
+    # forms pnpm would read as something else get npm's explicit git form
+    ("https://github.com/o/r", "git+https://github.com/o/r"),
+    ("file:///srv/r.git#dev", "git+file:///srv/r.git#dev"),
+    ("/srv/r.git", "git+file:///srv/r.git"),
+])
+def test_manifest_forms_recorded_in_dependencies(raw, recorded):
+    assert parse_spec(raw).manifest_spec() == recorded
+
+
+def test_semver_ranges_over_tags_parse_and_bad_ranges_are_refused():
+    assert parse_spec("git://h/r.git#semver:^1.0.0").semver == "^1.0.0"
+    with pytest.raises(DshctlError, match="not a valid npm version range"):
+        parse_spec("git://h/r.git#semver:one!")
 
 
 @pytest.mark.parametrize("raw", [
     "ext::sh -c touch% /tmp/pwned", "git+ext::sh", "fd::3", "transport::whatever",
     "-uhttps://x/o/r", "--upload-pack=touch /tmp/x", "git+-x://y",
     "https://github.com/o/r#-b", "https://github.com/o/r#--upload-pack=x",
-    "https://github.com/o/r#a..b", "https://h/o/r#semver:^1", "ftp://h/o/r", "javascript:alert(1)",
+    "https://github.com/o/r#a..b", "https://h/o/r#semver:^^1", "ftp://h/o/r", "javascript:alert(1)",
     "https://h/o/r#ref with space", "plainname", "", "https://h", "file://-x",
 ])
 def test_dangerous_or_unknown_specs_are_refused(raw):

@@ -294,8 +294,8 @@ def test_two_fresh_profiles_added_at_once_both_succeed(home, repos):
 
 
 def test_a_refused_package_never_reaches_the_store(home, repos):
-    plain, old = repos("plain"), repos("old")
-    c1 = plain.commit({"package.json": '{"name": "dsh-plain", "version": "1.0.0"}'})
+    plain, old = repos("plain"), repos("old")  # a package.json that is not an object: refused
+    c1 = plain.commit({"package.json": '["dsh-plain"]'})
     c2 = old.commit({"package.json": json.dumps({
         "name": "dsh-old", "version": "1.0.0", "engines": {"dsh": "<0.0.1"},
         "dsh": {"bundle": {"patch": "p.yml"}}}), "p.yml": "[]\n"})

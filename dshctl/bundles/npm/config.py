@@ -1,7 +1,8 @@
-"""Registry settings from ``npm_config_*`` variables and ``.npmrc`` files.
+"""Registry settings from ``pnpm_config_*``/``npm_config_*`` variables and ``.npmrc`` files.
 
-Sources, first wins per key: the environment (``npm_config_registry``, ``npm_config_fetch_timeout``,
-…), then ``<profile>/.npmrc``, ``$DSH_HOME/.npmrc``, ``~/.npmrc``. Keys read: ``registry``,
+Sources, first wins per key, as pnpm 11 ranks them: ``pnpm_config_*`` (``pnpm_config_registry``,
+…), then ``<profile>/.npmrc``, ``$DSH_HOME/.npmrc``, ``~/.npmrc``, then ``npm_config_*`` (which
+pnpm 11 ignores; dshctl reads it last). Keys read: ``registry``,
 ``@scope:registry``, ``//host/path/:_authToken``, ``fetch-timeout`` (ms), ``fetch-retries``,
 ``prefer-offline`` and ``prefer-online`` (the packument cache's policy, cache.py).
 Tokens are never printed: ``Config`` does not show them in its repr, and nothing writes them.
@@ -66,17 +67,20 @@ def parse_npmrc(text: str) -> dict[str, str]:
     return out
 
 
-def _env_settings() -> dict[str, str]:
-    out = {}
+def _env_settings(prefix: str) -> dict[str, str]:
+    out: dict[str, str] = {}
     for key, value in os.environ.items():
         low = key.lower()
-        if low.startswith("npm_config_") and value:
-            out.setdefault(low[len("npm_config_"):].replace("_", "-"), value)
+        if low.startswith(prefix) and value:
+            out.setdefault(low[len(prefix):].replace("_", "-"), value)
     return out
 
 
 def load(profile_dir: Path | None, home: Path | None) -> Config:
-    layers = [_env_settings()]
+    # pnpm 11 (which runs dsh's plugin command) reads pnpm_config_* and the .npmrc files and
+    # ignores npm_config_*; dshctl keeps reading npm_config_* for its existing users, last, so a
+    # setting pnpm sees always wins over one it does not.
+    layers = [_env_settings("pnpm_config_")]
     for base in (profile_dir, home, Path.home()):
         if base is None:
             continue
@@ -84,6 +88,7 @@ def load(profile_dir: Path | None, home: Path | None) -> Config:
             layers.append(parse_npmrc((Path(base) / ".npmrc").read_text("utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
+    layers.append(_env_settings("npm_config_"))
     merged: dict[str, str] = {}
     for layer in layers:
         for key, value in layer.items():
