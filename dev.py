@@ -122,7 +122,7 @@ def summarize(path: str, body: str) -> str:
 
 
 # Commands the differential tests run, with the Debian package that brings each.
-TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd"}
+TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "nvim": "neovim"}  # nvim: the editor test of `dshctl lsp`
 
 
 def ensure_node() -> None:
