@@ -38,7 +38,8 @@ def lint(*args: str, cwd: Path | None = None) -> list[tuple[str, str, int]]:
 
 def test_all_recipes_found():
     assert set(CLI) == {"lint-config", "lint-pyproject", "disable-comments", "pre-commit", "completion"}
-    assert set(EDITORS) == {"export", "vscode-settings", "modeline"}
+    assert set(EDITORS) == {"export", "vscode-settings", "modeline", "lsp-neovim", "lsp-helix",
+                            "lsp-vscode-package", "lsp-vscode-extension"}
 
 
 def _tree(root: Path) -> None:
