@@ -7,7 +7,9 @@ from __future__ import annotations
 import typer
 from typing_extensions import Annotated
 
-EPILOG = """Example: dshctl lsp   (started by the editor; see docs/editors.md for VS Code, Neovim and Helix)"""
+EPILOG = """Example: dshctl lsp --stdio
+
+Your editor starts it: docs/editors.md has the VS Code, Neovim and Helix set-up."""
 
 
 def register(app: typer.Typer) -> None:
