@@ -16,10 +16,11 @@ def register(app: typer.Typer) -> None:
     app.command("lsp", epilog=EPILOG)(lsp)
 
 
-def lsp(stdio: Annotated[bool, typer.Option(
+def lsp(ctx: typer.Context, stdio: Annotated[bool, typer.Option(
         "--stdio", help="Speak LSP over standard input and output (the default and only transport; "
-                        "accepted because editors pass it).")] = True) -> None:
+                        "accepted because editors pass it).", show_default=False)] = True) -> None:
     """Run the language server: lint's findings, layers on hover, ids and plugins as you type."""
+    from dshctl.cli.common import effective
     from dshctl.lsp.server import serve
 
-    serve()
+    serve(debug=effective(ctx).debug)

@@ -7,6 +7,8 @@ client that prefers UTF-8 or UTF-32 still gets (and must send) UTF-16.
 """
 from __future__ import annotations
 
+import logging
+import sys
 from pathlib import Path
 
 from lsprotocol import types
@@ -146,6 +148,29 @@ def build() -> DshctlServer:
     return server
 
 
-def serve() -> None:
+class _OneLine(logging.Formatter):
+    """pygls logs a traceback for a message it cannot handle (bad JSON, a handler that raised); the
+    editor's log gets one line instead, the traceback only with --debug."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"dshctl lsp: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f": {record.exc_info[1]}"
+        return text
+
+
+def _log_to_stderr(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if not debug:
+        handler.setFormatter(_OneLine())
+    for name in ("pygls", "dshctl"):
+        log = logging.getLogger(name)
+        log.handlers[:] = [handler]
+        log.propagate = False
+        log.setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+def serve(debug: bool = False) -> None:
     """Speak LSP on stdin/stdout until the client says exit (or closes the pipe)."""
+    _log_to_stderr(debug)
     build().start_io()

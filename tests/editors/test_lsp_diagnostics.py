@@ -148,3 +148,20 @@ def test_a_file_lint_does_not_know_gets_nothing_and_ordinary_package_json_stays_
     finally:
         c.close()
     assert c.proc.returncode == 0
+
+
+def test_a_message_that_is_not_json_is_one_line_on_stderr_and_the_server_goes_on(tmp_path):
+    path = tmp_path / "cordis.patch.yml"
+    path.write_text(PATCH)
+    c = start(tmp_path)
+    try:
+        c.proc.stdin.write(b"Content-Length: 5\r\n\r\n{bad}")
+        c.proc.stdin.flush()
+        assert [d["code"] for d in c.open(path)] == ["schema"]  # still serving
+    finally:
+        c.close()
+    err = c.proc.stderr.read().decode()
+    assert "Traceback" not in err
+    assert [ln for ln in err.splitlines() if ln] == [
+        "dshctl lsp: error: Unable to handle message: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)"]
