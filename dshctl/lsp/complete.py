@@ -22,6 +22,8 @@ DISABLED_VALUES = (("true", "turns the row off (a group stays mounted; its child
 def complete(path: Path, text: str, lines: list[str], line: int, column: int,
              preferred_profile: str | None = None) -> list[dict]:
     kind = kind_of(path)
+    if kind == fk.SETTINGS:
+        return _preset_ids(path, lines, line, column, preferred_profile)
     if kind not in (fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET):
         return []
     cur = cursor_at(lines, line, column)
@@ -51,3 +53,15 @@ def _values(path: Path, text: str, kind: str, cur, preferred: str | None) -> lis
         pv = profiles.view(path, text, preferred)
         return [{"label": n, "kind": MODULE, "detail": "plugin"} for n in profiles.plugin_names(path, pv)]
     return []
+
+
+def _preset_ids(path: Path, lines: list[str], line: int, column: int, preferred: str | None) -> list[dict]:
+    """``agent-presets: {default: …}`` in a home's settings.yaml: the preset ids of the home."""
+    from dshctl.lsp.cursor import parent_key
+
+    cur = cursor_at(lines, line, column)
+    if cur.key != "default" or not cur.in_value or parent_key(lines, line) != "agent-presets":
+        return []
+    return [{"label": p.id, "kind": REFERENCE, "detail": f"preset in {p.dir_str}",
+             "documentation": p.metadata.description or p.metadata.name or ""}
+            for p in profiles.presets_for(path, preferred)]

@@ -119,3 +119,16 @@ def _under_insert(lines: list[str], item: int) -> bool:
             continue  # a sibling item or its content
         return bool(re.match(r"^\s*(?:-\s+)?insert\s*:\s*(#.*)?$", above))
     return False
+
+
+def parent_key(lines: list[str], line: int) -> str | None:
+    """The key of the mapping ``line`` sits in (the nearest line above with less indentation)."""
+    text = lines[line] if line < len(lines) else ""
+    indent = _indent(text)
+    for i in range(line - 1, -1, -1):
+        above = lines[i]
+        if _blank(above) or _indent(above) >= indent:
+            continue
+        m = _KEY.match(above)
+        return m.group(2).strip("\"'") if m else None
+    return None

@@ -15,7 +15,9 @@ _DIRECTIVE = re.compile(r"\s*#\s*dshctl:\s*disable-(?:line|next-line|file)\s*=\s
 
 def definition(path: Path, text: str, lines: list[str], line: int, column: int,
                preferred_profile: str | None = None) -> dict | None:
-    """The Location of the row a patch's ``id`` targets, or None."""
+    """The Location of the row a patch's ``id`` targets (or of the preset settings.yaml names), or None."""
+    if kind_of(path) == fk.SETTINGS:
+        return _preset_definition(path, lines, line, column, preferred_profile)
     if kind_of(path) != fk.PATCH_LIST:
         return None
     cur = cursor_at(lines, line, column)
@@ -34,6 +36,19 @@ def definition(path: Path, text: str, lines: list[str], line: int, column: int,
     target = Path(found.file)
     start = {"line": found.line - 1, "character": max(found.column - 1, 0)}
     return {"uri": target.resolve().as_uri(), "range": {"start": start, "end": start}}
+
+
+def _preset_definition(path: Path, lines: list[str], line: int, column: int, preferred: str | None) -> dict | None:
+    from dshctl.lsp.cursor import parent_key
+
+    cur = cursor_at(lines, line, column)
+    if cur.key != "default" or not cur.in_value or parent_key(lines, line) != "agent-presets":
+        return None
+    found = next((p for p in profiles.presets_for(path, preferred) if p.id == cur.value), None)
+    if found is None:
+        return None
+    start = {"line": 0, "character": 0}
+    return {"uri": found.file.resolve().as_uri(), "range": {"start": start, "end": start}}
 
 
 def code_actions(uri: str, lines: list[str], diagnostics: list[dict], yaml: bool) -> list[dict]:

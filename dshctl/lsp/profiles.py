@@ -136,3 +136,18 @@ def _packages_in(node_modules: Path) -> list[str]:
         elif (Path(entry.path) / "package.json").is_file():
             out.append(entry.name)
     return out
+
+
+def presets_for(settings_file: Path, preferred: str | None = None) -> list:
+    """The presets a home's ``settings.yaml`` can name (``agent-presets.default``), as `dshctl preset
+    list` finds them for the home's profile (the preferred one, the only one, else ``web``)."""
+    from dshctl.core.presets import discover, resolve_roots
+
+    home = Path(os.path.abspath(settings_file)).parent
+    names = list_profiles(home)
+    profile = preferred if preferred in names else names[0] if len(names) == 1 else "web"
+    try:
+        roots, _ = resolve_roots(home, profile)
+        return [p for p in discover(roots).presets if p.shadowed_by is None]
+    except (DshctlError, OSError):
+        return []

@@ -164,3 +164,21 @@ def test_code_action_removes_an_unused_disable(client, home):
         "textDocument": {"uri": layer.as_uri()}, "range": diag["range"], "context": {"diagnostics": [diag]}})
     (edit,) = action["edit"]["changes"][layer.as_uri()]
     assert client.change(layer, 2, [{"range": edit["range"], "text": edit["newText"]}]) == []
+
+
+def test_settings_complete_preset_ids_and_go_to_the_preset(client, home):
+    settings = home / "settings.yaml"
+    text = "agent-presets:\n  default: \n"
+    settings.write_text(text)
+    client.open(settings, text)
+    items = client.at("textDocument/completion", settings, 1, len("  default: "))["items"]
+    listed = subprocess.run([str(DSHCTL), "--home", str(home), "preset", "list", "-f", "json"],
+                            capture_output=True, text=True, timeout=60)
+    shown = [p for p in json.loads(listed.stdout) if not p.get("shadowed_by")]
+    assert sorted(i["label"] for i in items) == sorted(p["id"] for p in shown) and "reviewer" in \
+        [i["label"] for i in items]
+    text = "agent-presets:\n  default: reviewer\n"
+    client.change(settings, 2, [{"text": text}])
+    found = client.at("textDocument/definition", settings, 1, len("  default: rev"))
+    reviewer = next(p for p in shown if p["id"] == "reviewer")
+    assert found["uri"] == Path(reviewer["path"]).resolve().as_uri()  # the preset's agent.cordis.yml
