@@ -67,7 +67,10 @@ def view(path: Path, text: str | None, preferred: str | None = None) -> ProfileV
         except DshctlError:
             patches = layer.patches
         layers[index] = L.Layer(layer.label, layer.path, layer.kind, patches, layer.bundle_dir)
-    result = compose_layers(layers)
+    try:
+        result = compose_layers(layers)
+    except DshctlError:
+        return None
     comp = Composition(result.rows, result.warnings, layers,
                        Provenance(result.touches, result.sources, result.index), home, profile)
     return ProfileView(comp, index)
