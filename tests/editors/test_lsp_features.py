@@ -182,3 +182,20 @@ def test_settings_complete_preset_ids_and_go_to_the_preset(client, home):
     found = client.at("textDocument/definition", settings, 1, len("  default: rev"))
     reviewer = next(p for p in shown if p["id"] == "reviewer")
     assert found["uri"] == Path(reviewer["path"]).resolve().as_uri()  # the preset's agent.cordis.yml
+
+
+def test_the_home_layer_belongs_to_the_profile_the_client_names(home):
+    import shutil
+
+    shutil.copytree(home / "profiles" / "web", home / "profiles" / "work")
+    layer = home / "cordis.patch.yml"
+    text = "- id: greeter\n  disabled: false\n"
+    for named in ("web", "work"):
+        c = LspClient([str(DSHCTL), "lsp"], {}, home, init_options={"profile": named})
+        try:
+            c.open(layer, text)
+            shown = hover_text(c, layer, 0, 7)
+        finally:
+            c.close()
+        assert f"row `greeter` in profile `{named}`:" in shown
+        assert f"`{layer}` set disabled" in shown  # the buffer stands in for the home layer
