@@ -88,3 +88,13 @@ def test_valid_settings_and_settings_json(tmp_path):
     (tmp_path / "settings.json").write_text('{"locale": {"preference": "fr"}}')
     proc = dshctl("lint", "-f", "json", str(tmp_path))
     assert findings(proc) == [(str(tmp_path / "settings.json"), "schema", 1, 27)]
+
+
+def test_a_named_patch_file_is_linted_as_a_patch_list(tmp_path):
+    """`work.cordis.patch.yml`, a patch file for `--patch`, was once skipped as no dsh kind."""
+    path = tmp_path / "ok.cordis.patch.yml"
+    path.write_text("- id: web\n  disabled: 'yes'\n")
+    proc = subprocess.run([str(Path(sys.executable).parent / "dshctl"), "lint", "-f", "json", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert "skipped" not in proc.stderr and proc.returncode == 1, proc.stderr
+    assert [(f["rule"], f["line"], f["column"]) for f in json.loads(proc.stdout)["findings"]] == [("schema", 2, 13)]

@@ -26,7 +26,8 @@ EXTRA_SCHEMAS = ("lint-report.schema.json",)
 YAML_GLOBS = {
     "entry-list": ["**/cordis.yml", "**/cordis.yaml", "**/*.cordis.yml", "**/*.cordis.yaml"],
     "cordis.patch": ["**/cordis.patch.yml", "**/cordis.patch.yaml", "**/cordis.patch.*.yml",
-                     "**/cordis.patch.*.yaml", "**/*.overlay.yml", "**/*.overlay.yaml"],
+                     "**/cordis.patch.*.yaml", "**/*.cordis.patch.yml", "**/*.cordis.patch.yaml",
+                     "**/*.overlay.yml", "**/*.overlay.yaml"],
     "preset": ["**/preset.yml", "**/preset.yaml"],
     "settings": ["**/.dsh/settings.yaml"],
 }

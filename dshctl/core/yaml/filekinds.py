@@ -24,6 +24,8 @@ _NAME_PATTERNS: list[tuple[str, str]] = [
     ("cordis.patch.yaml", PATCH_LIST),
     ("cordis.patch.*.yml", PATCH_LIST),
     ("cordis.patch.*.yaml", PATCH_LIST),
+    ("*.cordis.patch.yml", PATCH_LIST),  # a named patch file, e.g. work.cordis.patch.yml
+    ("*.cordis.patch.yaml", PATCH_LIST),
     ("*.overlay.yml", PATCH_LIST),
     ("*.overlay.yaml", PATCH_LIST),
     ("cordis.yml", ENTRY_LIST),
