@@ -98,3 +98,16 @@ def test_a_named_patch_file_is_linted_as_a_patch_list(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert "skipped" not in proc.stderr and proc.returncode == 1, proc.stderr
     assert [(f["rule"], f["line"], f["column"]) for f in json.loads(proc.stdout)["findings"]] == [("schema", 2, 13)]
+
+
+def test_every_missing_path_is_named_in_the_one_error_line(tmp_path):
+    present = tmp_path / "cordis.yml"
+    present.write_text("- id: a\n  name: x\n")
+    proc = subprocess.run([str(Path(sys.executable).parent / "dshctl"), "lint", str(tmp_path / "nope1.yml"),
+                           str(present), str(tmp_path / "nope2.yml"), str(tmp_path / "gone")],
+                          capture_output=True, text=True, timeout=60)
+    first, hint = proc.stderr.splitlines()
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert first == (f"dshctl: error: {tmp_path / 'nope1.yml'}: no such file or directory "
+                     f"(nor: {tmp_path / 'nope2.yml'}, {tmp_path / 'gone'})")
+    assert hint == "  hint: pass files or directories that exist"
