@@ -122,7 +122,11 @@ def summarize(path: str, body: str) -> str:
 
 
 # Commands the differential tests run, with the Debian package that brings each.
-TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "nvim": "neovim"}  # nvim: the editor test of `dshctl lsp`
+TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd"}
+
+
+# Neovim: the editor test of `dshctl lsp` runs docs/editors.md's recipe in it (tests/editors/).
+TEST_TOOLS["nvim"] = "neovim"
 
 
 def ensure_node() -> None:
