@@ -133,6 +133,10 @@ TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "tar": "tar", "gzi
 TEST_TOOLS["chromium"] = "chromium"
 
 
+# Neovim: the editor test of `dshctl lsp` runs docs/editors.md's recipe in it (tests/editors/).
+TEST_TOOLS["nvim"] = "neovim"
+
+
 def ensure_node() -> None:
     import shutil
 

@@ -19,7 +19,7 @@ LAYERS = {
     "errors": 0, "terminal": 0, "records": 0, "__init__": 0,
     "core": 1,
     "runtime": 2, "lint": 2, "bundles": 2,
-    "report": 3, "loader": 3,
+    "report": 3, "loader": 3, "lsp": 3,
     "agents": 4, "host": 5,
     "cli": 6, "__main__": 7,
     "shipped": 7,  # bundle data shipped for the host, resolved at run time, never imported

@@ -105,8 +105,20 @@ def test_the_body_receives_what_typer_would_hand_it(args, tmp_path, monkeypatch)
 
 
 def _words_of(args: list[str]) -> tuple[str, ...]:
-    for words in fastpath.FAST:
-        if all(w in args for w in words):
+    """The command's words: the first bare tokens, skipping option values (in `profile dump --patch
+    lint` the command is `profile dump`, not `lint`)."""
+    takes_value = {flag for level in [SPEC["root"], *SPEC["commands"].values()] for p in level["options"]
+                   if p["kind"] != "flag" for flag in p["opts"]}
+    bare, skip = [], False
+    for token in args:
+        if skip:
+            skip = False
+        elif token in takes_value:
+            skip = True
+        elif not token.startswith("-"):
+            bare.append(token)
+    for words in sorted(fastpath.FAST, key=len, reverse=True):
+        if tuple(bare[:len(words)]) == words:
             return words
     raise AssertionError(args)
 

@@ -2,6 +2,7 @@
 profile names, row ids and preset ids through COMP_WORDS / COMP_CWORD as bash itself would."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -81,3 +82,37 @@ def test_unknown_shell_is_a_usage_error():
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == ["dshctl: error: unknown shell 'tcsh'",
                                         "  hint: choose one of: bash, zsh, fish"]
+
+
+def test_plugin_remove_completes_the_profiles_dependencies(home):
+    manifest = json.loads((home / "profiles" / "web" / "package.json").read_text())
+    got = complete(["dshctl", "--home", str(home), "plugin", "remove", ""])
+    assert got == sorted(manifest["dependencies"]) and got
+    assert complete(["dshctl", "--home", str(home), "plugin", "remove", "@demo/g"]) == ["@demo/greeter"]
+
+
+def test_session_show_completes_the_homes_session_ids(tmp_path):
+    from dshctl.agents.session.api import SessionStore
+    from tests.agents.session_helpers import write_turn
+
+    home = tmp_path / "sessions-home"
+    store = SessionStore(home)
+    for n, sid in enumerate(("1111aaaa-0000-4000-8000-000000000001", "2222bbbb-0000-4000-8000-000000000002")):
+        log = store.create(cwd="/w", session_id=sid, created_at=1_000 * (n + 1))
+        write_turn(log, 1, "hi")
+        log.close()
+    assert sorted(complete(["dshctl", "--home", str(home), "session", "show", ""])) == \
+        ["1111aaaa-0000-4000-8000-000000000001", "2222bbbb-0000-4000-8000-000000000002"]
+    assert complete(["dshctl", "--home", str(home), "session", "export", "22"]) == \
+        ["2222bbbb-0000-4000-8000-000000000002"]
+
+
+def test_preset_option_completes_preset_ids(home):
+    got = complete(["dshctl", "--home", str(home), "agent", "run", "--preset", ""])
+    assert "reviewer" in got
+    assert got == complete(["dshctl", "--home", str(home), "preset", "show", ""])
+
+
+def test_profile_diff_completes_profile_names(home):
+    assert complete(["dshctl", "--home", str(home), "profile", "diff", ""]) == ["web", "work"]
+    assert complete(["dshctl", "--home", str(home), "profile", "diff", "web", "wo"]) == ["work"]

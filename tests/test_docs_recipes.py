@@ -38,7 +38,8 @@ def lint(*args: str, cwd: Path | None = None) -> list[tuple[str, str, int]]:
 
 def test_all_recipes_found():
     assert set(CLI) == {"lint-config", "lint-pyproject", "disable-comments", "pre-commit", "completion"}
-    assert set(EDITORS) == {"export", "vscode-settings", "modeline"}
+    assert set(EDITORS) == {"export", "vscode-settings", "modeline", "lsp-neovim", "lsp-helix",
+                            "lsp-vscode-package", "lsp-vscode-extension"}
 
 
 def _tree(root: Path) -> None:
@@ -77,6 +78,16 @@ def test_disable_comments_recipe_disables_everything_it_names(tmp_path):
     assert sorted(r for _, r, _ in lint(str(p))) == ["id-colon", "id-missing", "js-unsupported"]
     p.write_text(CLI["disable-comments"].replace("=js-unsupported", "=js-unsupported,id-missing"))
     assert lint(str(p)) == [("cordis.yml", "unused-disable", "warning")]
+
+
+def test_pre_commit_recipe_rev_is_a_ref_the_repository_has(tmp_path):
+    """pre-commit fetches `rev` from the hook repository; a tag that does not exist fails there (the
+    recipe once said v0.1.0, which was never tagged). Fetched from this checkout the same way."""
+    (repo,) = yaml.safe_load(CLI["pre-commit"])["repos"]
+    subprocess.run(["git", "init", "-q", str(tmp_path / "clone")], check=True, timeout=60)
+    proc = subprocess.run(["git", "-C", str(tmp_path / "clone"), "fetch", "-q", "--depth=1", str(ROOT), repo["rev"]],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"rev {repo['rev']!r}: {proc.stderr}"
 
 
 def test_pre_commit_recipe_names_the_shipped_hook():

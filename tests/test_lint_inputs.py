@@ -88,3 +88,26 @@ def test_valid_settings_and_settings_json(tmp_path):
     (tmp_path / "settings.json").write_text('{"locale": {"preference": "fr"}}')
     proc = dshctl("lint", "-f", "json", str(tmp_path))
     assert findings(proc) == [(str(tmp_path / "settings.json"), "schema", 1, 27)]
+
+
+def test_a_named_patch_file_is_linted_as_a_patch_list(tmp_path):
+    """`work.cordis.patch.yml`, a patch file for `--patch`, was once skipped as no dsh kind."""
+    path = tmp_path / "ok.cordis.patch.yml"
+    path.write_text("- id: web\n  disabled: 'yes'\n")
+    proc = subprocess.run([str(Path(sys.executable).parent / "dshctl"), "lint", "-f", "json", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert "skipped" not in proc.stderr and proc.returncode == 1, proc.stderr
+    assert [(f["rule"], f["line"], f["column"]) for f in json.loads(proc.stdout)["findings"]] == [("schema", 2, 13)]
+
+
+def test_every_missing_path_is_named_in_the_one_error_line(tmp_path):
+    present = tmp_path / "cordis.yml"
+    present.write_text("- id: a\n  name: x\n")
+    proc = subprocess.run([str(Path(sys.executable).parent / "dshctl"), "lint", str(tmp_path / "nope1.yml"),
+                           str(present), str(tmp_path / "nope2.yml"), str(tmp_path / "gone")],
+                          capture_output=True, text=True, timeout=60)
+    first, hint = proc.stderr.splitlines()
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert first == (f"dshctl: error: {tmp_path / 'nope1.yml'}: no such file or directory "
+                     f"(nor: {tmp_path / 'nope2.yml'}, {tmp_path / 'gone'})")
+    assert hint == "  hint: pass files or directories that exist"

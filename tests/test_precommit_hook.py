@@ -52,7 +52,8 @@ def test_hook_declaration():
 NAMES = ["cordis.yml", "cordis.yaml", "agent.cordis.yml", "x.cordis.yaml", "cordis.patch.yml",
          "cordis.patch.local.yml", "cordis.patch.yaml", "a.overlay.yml", ".overlay.yaml", "preset.yml",
          "preset.yaml", "package.json", "cordis.yml.bak", "pnpm-workspace.yaml", ".pre-commit-config.yaml",
-         "settings.yaml", "mycordis.yml", "cordis.patch", "preset.yml~", "package.jsonc", "overlay.yml"]
+         "settings.yaml", "mycordis.yml", "cordis.patch", "preset.yml~", "package.jsonc", "overlay.yml",
+         "ok.cordis.patch.yml", "ok.cordis.patch.yaml", "ok.cordis.patch.yml.bak"]
 
 
 @pytest.mark.parametrize("name", NAMES)

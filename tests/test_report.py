@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -201,3 +202,11 @@ def test_empty_list():
     render([], "json", out, files=3)
     assert valid_report(out.getvalue()) == {
         "version": 1, "summary": {"files": 3, "errors": 0, "warnings": 0, "infos": 0}, "findings": []}
+
+
+def test_sarif_rule_names_are_readable_names_not_the_ids():
+    driver = valid_sarif(rendered("sarif"))["runs"][0]["tool"]["driver"]
+    names = {r["id"]: r["name"] for r in driver["rules"]}
+    assert names["duplicate-id"] == "DuplicateId" and names["js-unsupported"] == "JsUnsupported"
+    assert all(re.fullmatch(r"(?:[A-Z][a-z0-9]*)+", n) and n != i for i, n in names.items()), names
+    assert len(set(names.values())) == len(names)  # still one name per rule

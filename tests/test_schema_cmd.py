@@ -157,11 +157,13 @@ def test_export_writes_a_self_contained_directory(tmp_path, capsys, monkeypatch)
     code, out, _ = run(capsys, "schema", "export", "editor/schemas")
     assert code == 0
     dest = tmp_path / "editor" / "schemas"
-    written = sorted(Path(line).name for line in out.splitlines())
+    written = sorted((tmp_path / line).relative_to(dest).as_posix() for line in out.splitlines())
     assert written == sorted([*schemas.SCHEMAS.values(), "lint-report.schema.json", "vscode-settings.json",
-                              "yaml-language-server.json"])
+                              "yaml-language-server.json",
+                              *(f"yaml-language-server/{n}" for n in schemas.SCHEMAS.values())])
     for name in schemas.SCHEMAS.values():
         assert (dest / name).read_bytes() == (schemas_dir() / name).read_bytes()
+        assert "x-dshctl-editor-only" not in (dest / name).read_text()  # validators get the strict ones
     # the copies validate on their own, resolving their relative $refs inside DIR only
     from referencing import Registry, Resource
     registry = Registry().with_resources(
@@ -170,13 +172,22 @@ def test_export_writes_a_self_contained_directory(tmp_path, capsys, monkeypatch)
     assert not list(validator.iter_errors([{"insert": [{"id": "a", "name": "b"}]}]))
     assert list(validator.iter_errors([{"insert": [{"id": "a"}]}]))
     vscode = json.loads((dest / "vscode-settings.json").read_text())
-    assert "./editor/schemas/entry-list.schema.json" in vscode["yaml.schemas"]
+    assert "./editor/schemas/yaml-language-server/entry-list.schema.json" in vscode["yaml.schemas"]
     assert vscode["yaml.customTags"] == ["tag:yaml.org,2002:js scalar"]
     assert vscode["json.schemas"] == [{"fileMatch": ["**/profiles/*/package.json"],
-                                      "url": "./editor/schemas/profile-manifest.schema.json"}]
+                                      "url": "./editor/schemas/yaml-language-server/profile-manifest.schema.json"}]
 
 
-def test_lint_validates_without_the_editor_only_branch():
-    strict = schemas.for_lint(schemas.load_schema("entry-list"))["$defs"]["jsExpr"]
+def test_the_shipped_schemas_are_strict_and_the_editor_copy_is_separate(tmp_path):
+    """No shipped schema takes a string for `!!js` (dshctl lint, schema show/path and validators all
+    read them); only the export's yaml-language-server/ copy does."""
+    for name in schemas.SCHEMAS:
+        assert "x-dshctl-editor-only" not in json.dumps(schemas.load_schema(name)), name
+    strict = schemas.load_schema("entry-list")["$defs"]["jsExpr"]
     assert strict["type"] == "object" and strict["required"] == ["__jsExpr"] and "anyOf" not in strict
-    assert "x-dshctl-editor-only" not in json.dumps(schemas.for_lint(schemas.load_schema("cordis.patch")))
+    from dshctl.core.schema_export import for_yaml_language_server
+
+    loose = for_yaml_language_server(schemas.load_schema("entry-list"))["$defs"]["jsExpr"]
+    assert [b.get("type") for b in loose["anyOf"]] == ["object", "string"]
+    assert Draft202012Validator(loose).is_valid("process.env.X")
+    assert not Draft202012Validator(strict).is_valid("process.env.X")

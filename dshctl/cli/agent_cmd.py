@@ -8,8 +8,9 @@ import typer
 from typing_extensions import Annotated
 
 from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective
+from dshctl.cli.common import complete_presets
 
-PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset for the session.",
+PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset for the session.", autocompletion=complete_presets,
                                                   show_default=False)]
 SessionOpt = Annotated[Optional[str], typer.Option("--session", "-s", help="Continue this session (an id or "
                                                    "a unique prefix of one).", show_default=False)]

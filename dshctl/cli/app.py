@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "host": ("host_cmd", "Run a profile on dshctl's Python host."),
     "agent": ("agent_cmd", "Run the profile's agent: one turn, or an interactive chat."),
     "session": ("session_cmd", "List, show, export and archive the session logs of a home."),
+    "lsp": ("lsp_cmd", "Run the language server: lint's findings, layers on hover, ids and plugins as you type."),
     "completion": ("completion_cmd",
                    "Print a completion script for SHELL (commands, options, profiles, row ids, preset ids)."),
 }

@@ -53,6 +53,18 @@ def complete_presets(ctx, incomplete: str) -> list[str]:
     return preset_ids(ctx, incomplete)
 
 
+def complete_packages(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import installed_packages
+
+    return installed_packages(ctx, incomplete)
+
+
+def complete_sessions(ctx, incomplete: str) -> list[str]:
+    from dshctl.cli.completers import session_ids
+
+    return session_ids(ctx, incomplete)
+
+
 ProfileOpt = Annotated[Optional[str], typer.Option(
     "--profile", "-p", help="Profile name (default: web).", show_default=False,
     autocompletion=complete_profiles)]

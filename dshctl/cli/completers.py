@@ -1,5 +1,6 @@
-"""Completers for values (typer ``autocompletion=``): profile names (``--profile``), row ids
-(``profile disable/enable/explain/set/unset``) and preset ids (``preset show/path/lint``), read from
+"""Completers for values (typer ``autocompletion=``): profile names (``--profile``, ``profile diff``),
+row ids (``profile disable/enable/explain/set/unset``), preset ids (``preset show/path/lint``,
+``--preset``), installed packages (``plugin remove``) and session ids (``session show/export/archive``), read from
 the home the command line names (``--home``) or the default one. Each gets the context parsed so far;
 a completer never fails the shell: any error completes nothing.
 """
@@ -65,3 +66,21 @@ def preset_ids(ctx) -> list[str]:
 
     roots, _ = resolve_roots(_home(ctx), _given(ctx, "profile") or "web", None, False)
     return [p.id for p in discover(roots).presets]
+
+
+@_quietly
+def installed_packages(ctx) -> list[str]:
+    """``plugin remove``: the packages the profile's manifest depends on (what remove can remove)."""
+    import json
+
+    manifest = _home(ctx) / "profiles" / (_given(ctx, "profile") or "web") / "package.json"
+    deps = json.loads(manifest.read_text(encoding="utf-8")).get("dependencies") or {}
+    return sorted(deps)
+
+
+@_quietly
+def session_ids(ctx) -> list[str]:
+    """``session show/export/archive``: the ids of the home's session logs, newest first."""
+    from dshctl.agents.session.store import SessionStore
+
+    return [info.id for info in SessionStore(_home(ctx)).list()]

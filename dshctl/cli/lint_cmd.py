@@ -30,7 +30,7 @@ def lint(
     ctx: typer.Context,
     paths: Annotated[Optional[List[str]], typer.Argument(
         help="Files or directories to lint, or - for standard input. Directories are searched for "
-             "cordis.yml, *.cordis.yml, cordis.patch*.yml, *.overlay.yml, preset.yml, package.json and "
+             "cordis.yml, *.cordis.yml, cordis.patch*.yml, *.cordis.patch.yml, *.overlay.yml, preset.yml, package.json and "
              "a dsh home's settings.yaml; a file named here that is none of these is skipped with a note.",
         show_default=False)] = None,
     fmt: Annotated[str, typer.Option(

@@ -14,6 +14,7 @@ from typing_extensions import Annotated
 
 from dshctl.cli import plugin_run
 from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, command_group, effective
+from dshctl.cli.common import complete_packages
 from dshctl.cli.plugin_output import print_table
 from dshctl.cli.plugin_output import progress as _progress
 from dshctl.cli.plugin_output import summary as _summary
@@ -95,7 +96,8 @@ def add(ctx: typer.Context,
 
 
 def remove(ctx: typer.Context,
-           names: Annotated[List[str], typer.Argument(help="Package names to remove.")],
+           names: Annotated[List[str], typer.Argument(help="Package names to remove.",
+                                                      autocompletion=complete_packages)],
            dry_run: DryRunOpt = False, fmt: FormatOpt = "text",
            home: HomeOpt = None, profile: ProfileOpt = None) -> None:
     """Remove packages: dependency, bundle layer, lock entry and node_modules copy.

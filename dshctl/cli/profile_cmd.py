@@ -12,6 +12,7 @@ import typer
 from typing_extensions import Annotated
 
 from dshctl.cli.common import HomeOpt, ProfileOpt, complete_rows, effective
+from dshctl.cli.common import complete_profiles
 
 PatchOpt = Annotated[Optional[List[Path]], typer.Option(
     "--patch", help="An extra patch file applied last (repeatable, in order).", show_default=False)]
@@ -106,8 +107,10 @@ def explain(
 def diff(
     ctx: typer.Context,
     a: Annotated[str, typer.Argument(help="A profile name (e.g. web), or git:REV: the --profile as "
-                                          "committed at REV in the home's git repository (e.g. git:HEAD~1).")],
-    b: Annotated[str, typer.Argument(help="The other side, in the same forms (e.g. dev, or git:main).")],
+                                          "committed at REV in the home's git repository (e.g. git:HEAD~1).",
+                                     autocompletion=complete_profiles)],
+    b: Annotated[str, typer.Argument(help="The other side, in the same forms (e.g. dev, or git:main).",
+                                     autocompletion=complete_profiles)],
     patch_a: Annotated[Optional[List[Path]], typer.Option("--patch-a", help="--patch for side A.")] = None,
     patch_b: Annotated[Optional[List[Path]], typer.Option("--patch-b", help="--patch for side B.")] = None,
     exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 when the sides differ.")] = False,

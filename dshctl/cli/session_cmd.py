@@ -14,9 +14,11 @@ import typer
 from typing_extensions import Annotated
 
 from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective, print_json
+from dshctl.cli.common import complete_sessions
 from dshctl.errors import DshctlError
 
-IdArg = Annotated[str, typer.Argument(metavar="ID", help="A session id, or a unique prefix of one.")]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A session id, or a unique prefix of one.",
+                                      autocompletion=complete_sessions)]
 OutputOpt = Annotated[Optional[Path], typer.Option(
     "--output", "-o", help="Write to this file (atomically) instead of stdout.", show_default=False)]
 LIST_HINT = "`dshctl session list` shows the sessions of this home"

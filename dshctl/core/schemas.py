@@ -61,35 +61,11 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 
-EDITOR_ONLY = "x-dshctl-editor-only"
-
-
-def for_lint(node: Any) -> Any:
-    """``node`` without its editor-only branches (``anyOf`` items marked ``x-dshctl-editor-only``).
-
-    The shipped files let an editor, which sees ``!!js <expr>`` as a string, accept a string where dsh
-    takes ``!!js``; dshctl, which sees the tag, validates without that branch. A branch list left with
-    one item is folded into its parent, so the schema is exactly the strict one.
-    """
-    if isinstance(node, list):
-        return [for_lint(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: for_lint(v) for k, v in node.items() if k != EDITOR_ONLY}
-    branches = out.get("anyOf")
-    if isinstance(branches, list) and any(isinstance(b, dict) and b.get(EDITOR_ONLY) for b in node["anyOf"]):
-        kept = [for_lint(b) for b in node["anyOf"] if not (isinstance(b, dict) and b.get(EDITOR_ONLY))]
-        del out["anyOf"]
-        if len(kept) == 1:
-            out = {**kept[0], **out}
-        else:
-            out["anyOf"] = kept
-    return out
-
-
 def lint_resources() -> dict[str, Any]:
-    """Every shipped schema as dshctl validates it (``for_lint``), by the file name ``$ref``s use."""
-    return {SCHEMAS[n]: for_lint(load_schema(n)) for n in SCHEMAS}
+    """Every shipped schema, by the file name ``$ref``s use. The shipped files are the strict schemas
+    validators get (`schema show|path|export`); yaml-language-server's variant, which takes a string
+    where dsh takes ``!!js``, is made by ``schema_export.for_yaml_language_server``, never shipped."""
+    return {SCHEMAS[n]: load_schema(n) for n in SCHEMAS}
 
 
 @lru_cache(maxsize=None)

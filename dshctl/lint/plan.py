@@ -128,7 +128,7 @@ def job_salt(path: Path, explicit: bool, options: LintOptions, policies: Policie
 # ---------------------------------------------------------------------------------------------
 # kinds
 
-KIND_HINT = ("dshctl lints cordis.yml, *.cordis.yml, cordis.patch*.yml, *.overlay.yml, preset.yml, "
+KIND_HINT = ("dshctl lints cordis.yml, *.cordis.yml, cordis.patch*.yml, *.cordis.patch.yml, *.overlay.yml, preset.yml, "
              "package.json and $DSH_HOME/settings.yaml; use --kind to lint another name as one of them")
 KIND_NAMES = {fk.ENTRY_LIST: fk.ENTRY_LIST, fk.PATCH_LIST: fk.PATCH_LIST, fk.PRESET: fk.PRESET,
               fk.PACKAGE_JSON: fk.PACKAGE_JSON, fk.SETTINGS: fk.SETTINGS, "settings.yaml": fk.SETTINGS,

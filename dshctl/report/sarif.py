@@ -26,6 +26,12 @@ def _uri(file: str) -> str:
     return p.as_uri() if p.is_absolute() else p.as_posix()
 
 
+def rule_name(rule_id: str) -> str:
+    """SARIF's ``name``: the readable identifier beside the opaque ``id``, in the UpperCamelCase the
+    SARIF spec suggests (``duplicate-id`` -> ``DuplicateId``); code scanning shows it as the rule."""
+    return "".join(part[:1].upper() + part[1:] for part in rule_id.replace("_", "-").split("-") if part)
+
+
 def rule_descriptor(rule) -> dict:
     """reportingDescriptor for one lint rule: its doc, and its examples as help."""
     first = rule.doc.split(". ")[0].rstrip(".") + "."
@@ -34,7 +40,7 @@ def rule_descriptor(rule) -> dict:
     fence = "json" if rule.example_file.endswith(".json") else "yaml"
     markdown = (f"{rule.doc}\n\nPasses (`{rule.example_file}`):\n\n```{fence}\n{rule.good.rstrip()}\n```\n\n"
                 f"Fails (`{rule.example_file}`):\n\n```{fence}\n{rule.bad.rstrip()}\n```\n")
-    return {"id": rule.id, "name": rule.id,
+    return {"id": rule.id, "name": rule_name(rule.id),
             "shortDescription": {"text": first}, "fullDescription": {"text": rule.doc},
             "help": {"text": text, "markdown": markdown},
             "helpUri": f"{RULES_DOC}#{rule.id}",
@@ -45,7 +51,7 @@ def other_descriptor(rule_id: str) -> dict:
     """A finding from a checker outside the lint registry (``dshctl preset lint``'s root checks)."""
     text = f"{rule_id}: reported by dshctl preset lint, which checks whole preset roots."
     uri = f"{PROJECT_URL}/blob/main/docs/presets.md"
-    return {"id": rule_id, "name": rule_id, "shortDescription": {"text": text},
+    return {"id": rule_id, "name": rule_name(rule_id), "shortDescription": {"text": text},
             "fullDescription": {"text": text},
             "help": {"text": f"{text} See {uri}.", "markdown": f"{text} See [presets.md]({uri})."},
             "helpUri": uri}

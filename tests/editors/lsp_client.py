@@ -12,9 +12,10 @@ from typing import Any
 
 
 class LspClient:
-    def __init__(self, argv: list[str], settings: dict, root: Path):
+    def __init__(self, argv: list[str], settings: dict, root: Path, *, init_options: dict | None = None,
+                 env: dict | None = None, capabilities: dict | None = None):
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+                                     stderr=subprocess.PIPE, env=env)
         self.settings = settings
         self.inbox: queue.Queue = queue.Queue()
         self.diagnostics: dict[str, list[dict]] = {}
@@ -22,11 +23,13 @@ class LspClient:
         self._next_id = 0
         self._responses: dict[int, Any] = {}
         self._cond = threading.Condition()
+        self.versions: dict[str, int] = {}  # uri -> version of the last publish
         threading.Thread(target=self._reader, daemon=True).start()
-        self.request("initialize", {"processId": None, "rootUri": root.as_uri(),
-                                    "workspaceFolders": [{"uri": root.as_uri(), "name": "w"}],
-                                    "capabilities": {"workspace": {"configuration": True},
-                                                     "textDocument": {"publishDiagnostics": {}}}})
+        self.server_info = self.request("initialize", {
+            "processId": None, "rootUri": root.as_uri(), "initializationOptions": init_options,
+            "workspaceFolders": [{"uri": root.as_uri(), "name": "w"}],
+            "capabilities": capabilities or {"workspace": {"configuration": True},
+                                             "textDocument": {"publishDiagnostics": {}}}})
         self.notify("initialized", {})
         self.notify("workspace/didChangeConfiguration", {"settings": settings})
 
@@ -65,6 +68,7 @@ class LspClient:
                 uri = message["params"]["uri"]
                 self.diagnostics[uri] = message["params"]["diagnostics"]
                 self.published[uri] = self.published.get(uri, 0) + 1
+                self.versions[uri] = message["params"].get("version")
                 self._cond.notify_all()
 
     def _answer(self, request: dict) -> Any:
@@ -109,6 +113,45 @@ class LspClient:
             time.sleep(settle)
             if self.published[uri] == count:
                 return self.diagnostics[uri]
+
+    # -- editing, as an editor does it ----------------------------------------------------------
+
+    def wait_published(self, uri: str, seen: int, timeout: float = 30) -> list[dict]:
+        """The diagnostics of the first publish for ``uri`` after ``seen`` publishes."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.published.get(uri, 0) <= seen:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no diagnostics for {uri} in {timeout}s")
+                self._cond.wait(left)
+            return self.diagnostics[uri]
+
+    def open(self, path: Path, text: str | None = None, language: str = "yaml") -> list[dict]:
+        uri = path.as_uri()
+        seen = self.published.get(uri, 0)
+        self.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": language, "version": 1,
+            "text": path.read_text(encoding="utf-8") if text is None else text}})
+        return self.wait_published(uri, seen)
+
+    def change(self, path: Path, version: int, changes: list[dict]) -> list[dict]:
+        """Send ``changes`` (full text ``{"text": …}`` or ranged) and wait for the new diagnostics."""
+        uri = path.as_uri()
+        seen = self.published.get(uri, 0)
+        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                               "contentChanges": changes})
+        return self.wait_published(uri, seen)
+
+    def save(self, path: Path) -> list[dict]:
+        uri = path.as_uri()
+        seen = self.published.get(uri, 0)
+        self.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        return self.wait_published(uri, seen)
+
+    def at(self, method: str, path: Path, line: int, character: int, **extra) -> Any:
+        return self.request(method, {"textDocument": {"uri": path.as_uri()},
+                                     "position": {"line": line, "character": character}, **extra})
 
     def close(self) -> None:
         try:

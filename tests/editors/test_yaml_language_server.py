@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.core.schemas import for_lint, load_schema
 from tests.editors.lsp_client import LspClient
 
 VERSION = "1.25.0"
@@ -123,7 +122,7 @@ def test_vscode_settings_carry_the_same_advice(workspace):
     exported = workspace / ".vscode/dshctl-schemas"
     assert {str((workspace / k).resolve()): v for k, v in vscode["yaml.schemas"].items()} == \
         {str(Path(k).resolve()): v for k, v in lsp["schemas"].items()}
-    assert all((exported / Path(k).name).is_file() for k in vscode["yaml.schemas"])
+    assert all((exported / "yaml-language-server" / Path(k).name).is_file() for k in vscode["yaml.schemas"])
 
 
 def test_the_shorthand_custom_tag_does_not_work(server, workspace):
@@ -138,13 +137,12 @@ def test_the_shorthand_custom_tag_does_not_work(server, workspace):
     assert messages and all("Unresolved tag" in m for m in messages)
 
 
-def test_without_the_editor_branch_js_would_be_an_editor_error(server, workspace, tmp_path):
-    """The string branch marked x-dshctl-editor-only is what keeps `disabled: !!js …` clean in editors."""
-    strict = tmp_path / "strict"
-    shutil.copytree(workspace / ".vscode/dshctl-schemas", strict)
-    (strict / "entry-list.schema.json").write_text(json.dumps(for_lint(load_schema("entry-list"))))
-    settings = json.loads((strict / "yaml-language-server.json").read_text())
-    settings["yaml"]["schemas"] = {str(strict / Path(k).name): v for k, v in settings["yaml"]["schemas"].items()}
+def test_without_the_editor_copy_js_would_be_an_editor_error(server, workspace):
+    """The yaml-language-server/ copy (its string branch for `!!js`) is what keeps `disabled: !!js …`
+    clean in that server; the strict schemas beside it, which validators get, flag it."""
+    exported = workspace / ".vscode/dshctl-schemas"
+    settings = json.loads((exported / "yaml-language-server.json").read_text())
+    settings["yaml"]["schemas"] = {str(exported / Path(k).name): v for k, v in settings["yaml"]["schemas"].items()}
     c = LspClient(server, settings, workspace)
     try:
         diags = c.diagnose(workspace / "x.cordis.yml")
@@ -154,9 +152,9 @@ def test_without_the_editor_branch_js_would_be_an_editor_error(server, workspace
 
 
 def test_modeline_with_the_installed_schema_path(server, workspace):
-    """docs/editors.md, "Per file: a modeline": `dshctl schema path` in a first-line comment."""
-    path = subprocess.run([str(DSHCTL), "schema", "path", "cordis.patch"], capture_output=True, text=True,
-                          timeout=60).stdout.strip()
+    """docs/editors.md, "Per file: a modeline": the exported yaml-language-server copy in a first-line
+    comment."""
+    path = workspace / ".vscode/dshctl-schemas/yaml-language-server/cordis.patch.schema.json"
     odd = workspace / "odd-name.yaml"
     odd.write_text(f"# yaml-language-server: $schema={path}\n" + BROKEN["profiles/web/cordis.patch.yml"])
     c = LspClient(server, {"yaml": {"customTags": ["tag:yaml.org,2002:js scalar"], "validate": True}}, workspace)

@@ -24,6 +24,8 @@ _NAME_PATTERNS: list[tuple[str, str]] = [
     ("cordis.patch.yaml", PATCH_LIST),
     ("cordis.patch.*.yml", PATCH_LIST),
     ("cordis.patch.*.yaml", PATCH_LIST),
+    ("*.cordis.patch.yml", PATCH_LIST),  # a named patch file, e.g. work.cordis.patch.yml
+    ("*.cordis.patch.yaml", PATCH_LIST),
     ("*.overlay.yml", PATCH_LIST),
     ("*.overlay.yaml", PATCH_LIST),
     ("cordis.yml", ENTRY_LIST),
@@ -88,6 +90,7 @@ def discover(paths: Iterable[str | Path], known=None) -> list[tuple[Path, bool]]
     fully cached lint never imports the parser."""
     known = known or kind_of
     found: list[tuple[Path, bool]] = []
+    missing: list[str] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
@@ -97,6 +100,9 @@ def discover(paths: Iterable[str | Path], known=None) -> list[tuple[Path, bool]]
         elif p.exists():
             found.append((p, True))
         else:
-            raise DshctlError("no such file or directory", loc=Loc(str(p)),
-                              hint="pass files or directories that exist")
+            missing.append(str(p))
+    if missing:  # every one named, so that one run tells the user all of them
+        more = f" (nor: {', '.join(missing[1:])})" if len(missing) > 1 else ""
+        raise DshctlError(f"no such file or directory{more}", loc=Loc(missing[0]),
+                          hint="pass files or directories that exist")
     return found
