@@ -30,7 +30,7 @@ def test_continue_and_prefixes_pick_the_session(tmp_path):
     other = session_of(agent(home, "run", "hi", cwd=elsewhere))
     again = agent(home, "run", "--continue", "more", cwd=here)
     assert again.returncode == 0 and session_of(again) == first     # (each embedded run restarts the script)
-    by_prefix = agent(home, "run", "--session", other[:8], "more", cwd=here)
+    by_prefix = agent(home, "run", "--session", other.removeprefix("session-")[:8], "more", cwd=here)
     assert by_prefix.returncode == 0 and session_of(by_prefix) == other
     both = agent(home, "run", "--session", first, "--continue", "x", cwd=here)
     assert both.returncode != 0 and "twice" in both.stderr

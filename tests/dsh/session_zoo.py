@@ -2,7 +2,8 @@
 
 ``build_zoo(tmp_path)`` runs dshctl's agent loop on a host booted in this process (the scripted model,
 fs-tools, code mode, the tool-result pruner, compaction) in a real workspace, resumes the session on a
-second host, repairs a session a crash left open, and keeps an old-form session (bare uuid id, no cwd,
+second host, logs a permission preset and a refused approval on a second profile, repairs a session a
+crash left open, and keeps an old-form session (bare uuid id, no cwd,
 as dshctl wrote them before) — so the differential tests can hand the whole root to dsh.
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Zoo:
     crashed: str          # a turn a crash left open, closed by dshctl's repair
     legacy: str           # the old form: a bare uuid id under sessions/_no-cwd/
     empty: str            # created, never used: a header frame only (dsh writes nothing until an event)
+    permissions: str      # a permission preset, a sandbox mode, an approval asked and decided
 
     @property
     def root(self) -> Path:
@@ -88,6 +90,28 @@ async def _agent_session(home: Path, workspace: Path) -> str:
     return session_id
 
 
+PERMISSION_REPLIES = [{"toolCalls": [{"name": "echo", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+
+
+def _permission_home(tmp_path: Path) -> Path:
+    """A second profile of the same home: the sandbox and approval rows, ``echo`` asks first."""
+    rows = agent_rows(PERMISSION_REPLIES, probe={})
+    rows += '    - {"id": "sandbox", "name": "@dshctl/sandbox", "config": {"mode": "read-only"}}\n'
+    rows += '    - {"id": "approval", "name": "@dshctl/approval", "config": {"ask": ["echo"]}}\n'
+    home = make_home(tmp_path, rows, profile="perm")
+    write(bundle_dir(home, "perm") / "plugins" / "probe.py", PROBE.lstrip())
+    return home
+
+
+async def _permission_session(home: Path, workspace: Path) -> str:
+    from dshctl.agents.approval.plugin import apply_preset
+    async with InProcess(home, profile="perm") as host:
+        agent = await host.root.get("agents").open(None, cwd=str(workspace))
+        apply_preset(host.root, host.root.get("approval"), agent, "workspace-write")
+        await _turn(agent, "Echo, if you may.")           # nobody answers the approval: refused
+        return agent.id
+
+
 def _crashed_session(home: Path, workspace: Path) -> str:
     store = SessionStore(home)
     log = store.create(cwd=str(workspace / "sub dir ü"))
@@ -115,4 +139,6 @@ def build_zoo(tmp_path: Path) -> Zoo:
     main = asyncio.run(asyncio.wait_for(_agent_session(home, workspace), 120))
     empty = SessionStore(home).create(cwd=str(workspace))
     empty.close()
-    return Zoo(home, workspace, main, _crashed_session(home, workspace), _legacy_session(home), empty.id)
+    permissions = asyncio.run(asyncio.wait_for(_permission_session(_permission_home(tmp_path), workspace), 60))
+    return Zoo(home, workspace, main, _crashed_session(home, workspace), _legacy_session(home), empty.id,
+               permissions)

@@ -86,7 +86,7 @@ def test_dsh_lists_every_dshctl_session_with_its_header_and_place(zoo, zoo_by_ds
     store = SessionStore(zoo.home)
     ours = {info.id: info for info in store.list()}
     assert {h["id"]: h for h in zoo_by_dsh["listed"]} == {i: info.header for i, info in ours.items()}
-    assert set(ours) == {zoo.main, zoo.crashed, zoo.legacy, zoo.empty}
+    assert set(ours) == {zoo.main, zoo.crashed, zoo.legacy, zoo.empty, zoo.permissions}
     main = ours[zoo.main]
     assert main.id.startswith("session-") and main.header["cwd"] == str(zoo.workspace)
     assert main.path.parent.parent.name == project_key(str(zoo.workspace))
@@ -96,7 +96,7 @@ def test_dsh_lists_every_dshctl_session_with_its_header_and_place(zoo, zoo_by_ds
         assert zoo_by_dsh["sessions"][session_id]["location"]["path"] == str(info.path)
 
 
-@pytest.mark.parametrize("which", ["main", "crashed", "legacy", "empty"])
+@pytest.mark.parametrize("which", ["main", "crashed", "legacy", "empty", "permissions"])
 def test_dsh_derives_what_dshctl_derives_from_dshctl_logs(zoo, zoo_by_dsh, which):
     session_id = getattr(zoo, which)
     same_reading(zoo_by_dsh["sessions"][session_id], dshctl_reads(SessionStore(zoo.home), session_id))
