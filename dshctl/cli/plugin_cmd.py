@@ -168,6 +168,10 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
     check_format(fmt)
     st = effective(ctx, home, profile)
     rows = list_packages(st.home, st.profile)
+    for r in rows:
+        if r.problem:
+            sys.stderr.write(f"dshctl: warning: {r.problem}; run `dshctl plugin --profile "
+                             f"{st.profile} install` to resolve its npm dependencies again\n")
     if fmt == "json":
         print_json({"profile": st.profile, "packages": [r.to_dict() for r in rows]})
         return
