@@ -25,6 +25,7 @@ MAX_SUN_PATH = 100  # sockaddr_un holds 108 bytes; keep a margin
 # Limits on what a client may send (docs/host.md, "Control socket limits"): every breach gets an
 # error reply and, where the connection cannot go on, a close. None of them is logged as a failure.
 MAX_LINE = 1024 * 1024      # bytes in one request line
+MAX_EVENT_LINE = 64 * 1024 * 1024  # bytes in one line of a streamed answer (an agent.run event)
 MAX_NESTING = 32            # [ and { levels in one request (json.loads recurses: RecursionError)
 IDLE_TIMEOUT_S = 60.0       # a connection that sends no complete request for this long is closed
 MAX_CONNECTIONS = 64        # open at once; more are answered with an error and closed
@@ -58,12 +59,13 @@ def peer_uid(sock: socket.socket) -> int:
 class ControlServer:
     def __init__(self, path: Path, handler: Handler, *, mode: int = 0o600,
                  idle_timeout: float = IDLE_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS,
-                 on_error: Callable[[str], None] | None = None):
+                 max_event_line: int = MAX_EVENT_LINE, on_error: Callable[[str], None] | None = None):
         self.path = Path(path)
         self.handler = handler
         self.mode = mode  # tests loosen it to prove the SO_PEERCRED check stands on its own
         self.idle_timeout = idle_timeout
         self.max_connections = max_connections
+        self.max_event_line = max_event_line
         self.on_error = on_error   # a bug of ours while serving a client: logged, the host goes on
         self._server: asyncio.base_events.Server | None = None
         self.refused = 0
@@ -152,8 +154,15 @@ class ControlServer:
         listener = asyncio.ensure_future(listen())
         try:
             async for item in answer:
+                if answer.closed.is_set():
+                    continue               # nobody reads: drain, the turn ends as aborted
+                data = _line(item)
+                if len(data) > self.max_event_line:
+                    data = _line({"ok": False, "error": _too_long(data, self.max_event_line)})
+                    answer.closed.set()    # the client stops here; the session log has it all
                 try:
-                    await _send(writer, item)
+                    writer.write(data)
+                    await writer.drain()
                 except (ConnectionError, RuntimeError):
                     answer.closed.set()    # keep draining: the turn ends as aborted, logged whole
         finally:
@@ -194,8 +203,20 @@ def nesting(line: bytes) -> int:
     return max(itertools.accumulate(_STEP[b] for b in brackets))
 
 
+def _line(message: dict) -> bytes:
+    return json.dumps(message, default=str).encode() + b"\n"
+
+
+def _too_long(data: bytes, limit: int) -> str:
+    kind = ""
+    with contextlib.suppress(ValueError, AttributeError, TypeError):
+        kind = f" ({json.loads(data)['event']['type']})"
+    return (f"an event{kind} of {len(data):,} bytes is over the control socket's limit of "
+            f"{limit:,} bytes per line; the turn was stopped (its session log holds the event)")
+
+
 async def _send(writer: asyncio.StreamWriter, message: dict) -> None:
-    writer.write(json.dumps(message, default=str).encode() + b"\n")
+    writer.write(_line(message))
     await writer.drain()
 
 
