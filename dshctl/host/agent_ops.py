@@ -42,6 +42,17 @@ class TurnStream:
         except Exception as exc:  # noqa: BLE001 - unknown session, busy session, missing preset, no loop
             yield {"ok": False, "error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}
             return
+        hold = getattr(agents, "hold", None)  # a replacement agents service may not release
+        if hold is not None:
+            hold(agent)
+        try:
+            async for line in self._turn(agent, prompt, request):
+                yield line
+        finally:
+            if hold is not None:
+                agents.let_go(agent)
+
+    async def _turn(self, agent, prompt: str, request: dict) -> AsyncIterator[dict]:
         queue: asyncio.Queue = asyncio.Queue()
         start = 0 if request.get("session") is None else len(agent.session.events)
         for event in agent.session.events[start:]:
@@ -79,6 +90,7 @@ class TurnStream:
     async def _watch_client(self, agent) -> None:
         """Client lines that are not answers: an abort request; the client closing aborts too."""
         closed = asyncio.ensure_future(self.closed.wait())
+        getter = None
         try:
             while True:
                 getter = asyncio.ensure_future(self.incoming.get())
@@ -94,6 +106,8 @@ class TurnStream:
                     self._answers.put_nowait(line["answer"])
         finally:
             closed.cancel()
+            if getter is not None:
+                getter.cancel()  # a pending get per turn was left behind otherwise
 
     _answers_q: asyncio.Queue | None = None
 
