@@ -33,6 +33,9 @@ MaxFilesOpt = Annotated[int, typer.Option("--max-files", min=1, max=100_000_000,
                                           help="Refuse a package with more files.")]
 MaxFileOpt = Annotated[float, typer.Option(
     "--max-file-mb", min=0.001, max=1_000_000, help="Refuse a package holding a larger file.")]
+MaxPackumentOpt = Annotated[float, typer.Option(
+    "--max-packument-mb", min=0.001, max=1_000_000,
+    help="Refuse an npm packument (registry metadata) larger than this.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -79,7 +82,8 @@ def add(ctx: typer.Context,
         offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
         allow_plain: PlainOpt = False, fmt: FormatOpt = "text",
         home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
-        max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
+        max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128,
+        max_packument_mb: MaxPackumentOpt = 64) -> None:
     """Add bundles from git sources (and their npm dependencies); appends them to
     dsh.profile.bundles.
 
@@ -88,7 +92,7 @@ def add(ctx: typer.Context,
     raise typer.Exit(plugin_run.add(
         effective(ctx, home, profile), specs=specs, offline=offline, dry_run=dry_run, force=force,
         allow_plain=allow_plain, fmt=fmt, max_package_mb=max_package_mb, max_files=max_files,
-        max_file_mb=max_file_mb))
+        max_file_mb=max_file_mb, max_packument_mb=max_packument_mb))
 
 
 def remove(ctx: typer.Context,
@@ -111,7 +115,7 @@ def update(ctx: typer.Context,
            offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
            fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None,
            max_package_mb: MaxPackageOpt = 256, max_files: MaxFilesOpt = 50_000,
-           max_file_mb: MaxFileOpt = 128) -> None:
+           max_file_mb: MaxFileOpt = 128, max_packument_mb: MaxPackumentOpt = 64) -> None:
     """Move packages to what their refs point at now and re-resolve their npm ranges; shows the
     composed change first.
 
@@ -122,7 +126,8 @@ def update(ctx: typer.Context,
 
     check_format(fmt)
     st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force,
-                               limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
+                               limits=plugin_run.limits(max_package_mb, max_files, max_file_mb,
+                                                        max_packument_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         planned = installer.update(list(names or []))
@@ -140,7 +145,8 @@ def update(ctx: typer.Context,
 
 def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
-            max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
+            max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128,
+            max_packument_mb: MaxPackumentOpt = 64) -> None:
     """Re-create exactly the locked state in node_modules (npm dependencies from the store).
 
     Example: dshctl plugin --profile web install
@@ -149,7 +155,8 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
     check_format(fmt)
     _st, installer = _installer(ctx, home, profile, offline=offline,
-                                limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
+                                limits=plugin_run.limits(max_package_mb, max_files, max_file_mb,
+                                                         max_packument_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         outcome = installer.install()

@@ -53,5 +53,18 @@ def check(data: bytes, sri: str) -> None:
                              f"has {algo}-{digest[:16]}…")
 
 
+def check_file(path, sri: str) -> None:
+    """``check`` for a file, read in blocks (a tarball is never held whole in memory)."""
+    algo, _, b64 = sri.partition("-")
+    hasher = hashlib.new(algo)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            hasher.update(block)
+    digest = base64.b64encode(hasher.digest()).decode()
+    if digest != b64:
+        raise IntegrityError(f"integrity mismatch: the registry declares {sri[:24]}…, the tarball "
+                             f"has {algo}-{digest[:16]}…")
+
+
 def sri_of(data: bytes, algo: str = "sha512") -> str:
     return f"{algo}-" + base64.b64encode(hashlib.new(algo, data).digest()).decode()

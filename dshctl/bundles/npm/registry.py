@@ -20,6 +20,7 @@ from dshctl.bundles.npm.config import Config
 
 ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
 Progress = Callable[[int], None]
+MB = 1024 * 1024
 
 
 class FetchFailed(Exception):
@@ -58,6 +59,8 @@ class Registry:
         self._packuments: dict[str, dict] = {}
         self._inflight: dict[str, threading.Event] = {}
         self._failed: dict[str, FetchFailed] = {}
+        self.max_packument_bytes: int | None = 64 * MB  # set from Limits by deps.NpmContext
+        self.max_tarball_bytes: int | None = None
 
     def client_for(self, url: str) -> "httpx.Client":  # noqa: F821
         """One pooled client per scheme, made on first use: building the TLS context (loading the
@@ -88,14 +91,20 @@ class Registry:
         return headers
 
     def _get(self, url: str, accept: str, sink: Progress | None = None,
-             conditional: dict[str, str] | None = None) -> tuple[int, object, bytes]:
+             conditional: dict[str, str] | None = None, *, max_bytes: int | None = None,
+             what: str = "answer", write: Callable[[bytes], None] | None = None,
+             restart: Callable[[], None] | None = None) -> tuple[int, object, bytes]:
         """(status, headers, body) of a 200, or of a 304 when ``conditional`` validators were
-        sent; every other answer raises FetchFailed."""
+        sent; every other answer raises FetchFailed. With ``write`` the body goes there as it
+        arrives (``restart`` empties it before a retry) and is not kept; past ``max_bytes`` the
+        answer is refused while it streams."""
         httpx = _httpx()
         attempts = self.config.retries + 1
         redirects = 0
         for attempt in range(attempts):
             last = attempt == attempts - 1
+            if restart is not None:
+                restart()
             try:
                 headers = {**self._headers(url, accept), **(conditional or {})}
                 with self._lock:
@@ -120,12 +129,9 @@ class Registry:
                         continue
                     if resp.status_code != 200:
                         raise FetchFailed(f"unexpected HTTP {resp.status_code} from the registry")
-                    chunks = []
-                    for chunk in resp.iter_bytes():
-                        chunks.append(chunk)
-                        if sink:
-                            sink(len(chunk))
-                    return 200, resp.headers, b"".join(chunks)
+                    return 200, resp.headers, _body(resp, sink, max_bytes, what, write)
+            except TooBig:
+                raise
             except httpx.TimeoutException:
                 if last:
                     raise FetchFailed(f"no answer within {self.config.timeout:g} s, "
@@ -195,7 +201,8 @@ class Registry:
         if self.policy == "offline":
             raise FetchFailed("offline: its packument is not in the store's cache")
         status, headers, body = self._get(url, ACCEPT, conditional=cached.validators()
-                                          if cached is not None else None)
+                                          if cached is not None else None,
+                                          max_bytes=self.max_packument_bytes, what="packument")
         if status == 304:
             entry: Entry | None = cached.renewed(headers)
             doc = cached.body
@@ -224,7 +231,56 @@ class Registry:
     def tarball(self, url: str, sink: Progress | None = None) -> bytes:
         if self.policy == "offline":
             raise FetchFailed("offline: the tarball is not in the store")
-        return self._get(url, "application/octet-stream, */*", sink)[2]
+        return self._get(url, "application/octet-stream, */*", sink,
+                         max_bytes=self.max_tarball_bytes, what="tarball")[2]
+
+    def tarball_to(self, url: str, dest, sink: Progress | None = None) -> int:
+        """Stream the tarball into the new file ``dest`` (never whole in memory); its size."""
+        if self.policy == "offline":
+            raise FetchFailed("offline: the tarball is not in the store")
+        import os
+
+        fd = os.open(dest, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            def restart() -> None:
+                out.seek(0)
+                out.truncate()
+            self._get(url, "application/octet-stream, */*", sink, max_bytes=self.max_tarball_bytes,
+                      what="tarball", write=out.write, restart=restart)
+            return out.tell()
+
+
+class TooBig(FetchFailed):
+    """An answer past its size cap: refused at once, never retried."""
+
+
+def _body(resp, sink: Progress | None, max_bytes: int | None, what: str,
+          write: Callable[[bytes], None] | None) -> bytes:
+    """The body, counted against ``max_bytes`` (the announced length first, then what arrives)."""
+    def too_big(size: str) -> TooBig:
+        flag = "--max-package-mb" if what == "tarball" else "--max-packument-mb"
+        return TooBig(f"the {what} is {size} the limit of {max_bytes / MB:g} MB ({flag} "
+                      "raises it)")
+    if max_bytes is not None:
+        try:
+            announced = int(resp.headers.get("content-length", ""))
+        except ValueError:
+            announced = None
+        if announced is not None and announced > max_bytes:
+            raise too_big(f"{announced / MB:.1f} MB, over")
+    chunks: list[bytes] = []
+    received = 0
+    for chunk in resp.iter_bytes():
+        received += len(chunk)
+        if max_bytes is not None and received > max_bytes:
+            raise too_big("larger than")
+        if write is not None:
+            write(chunk)
+        else:
+            chunks.append(chunk)
+        if sink:
+            sink(len(chunk))
+    return b"".join(chunks)
 
 
 def _backoff(attempt: int) -> None:

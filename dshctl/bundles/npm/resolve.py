@@ -307,6 +307,10 @@ def _hint(exc: Exception) -> str:
         return "set //<registry host>/:_authToken in .npmrc (profile, $DSH_HOME or ~)"
     if "404" in text:
         return "check the package name, or the registry (npm_config_registry, .npmrc registry=)"
+    if "raises it)" in text:  # a size cap (registry.TooBig)
+        return "raise the limit with the flag named above if you trust the registry"
+    if "HTTP 429" in text:
+        return "the registry is rate-limiting dshctl; wait a minute and try again"
     if "satisfies" in text:
         return "the bundle asks for a version the registry does not have; ask its author"
     if "HTTP 5" in text or "no answer" in text or "reach" in text:
