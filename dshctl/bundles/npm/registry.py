@@ -71,10 +71,14 @@ class Registry:
             client = self._clients.get(scheme)
             if client is None:
                 t = self.config.timeout
+                from dshctl.bundles.npm.deadline import transport
+
+                pool = httpx.Limits(max_connections=16, max_keepalive_connections=16)
                 client = self._clients[scheme] = httpx.Client(
                     timeout=httpx.Timeout(t, connect=min(t, 10.0)), follow_redirects=False,
-                    verify=scheme == "https", trust_env=scheme == "https",
-                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+                    verify=scheme == "https", trust_env=scheme == "https", limits=pool,
+                    transport=transport(httpx, verify=scheme == "https",
+                                        trust_env=scheme == "https", limits=pool),
                     headers={"user-agent": "dshctl (npm registry client)"})
             return client
 
@@ -99,17 +103,21 @@ class Registry:
         arrives (``restart`` empties it before a retry) and is not kept; past ``max_bytes`` the
         answer is refused while it streams."""
         httpx = _httpx()
+        from dshctl.bundles.npm import deadline
+
         attempts = self.config.retries + 1
         redirects = 0
+        stop_at = time.monotonic() + self.config.deadline
         for attempt in range(attempts):
-            last = attempt == attempts - 1
+            last = attempt == attempts - 1 or time.monotonic() >= stop_at
             if restart is not None:
                 restart()
             try:
                 headers = {**self._headers(url, accept), **(conditional or {})}
                 with self._lock:
                     self.requests += 1
-                with self.client_for(url).stream("GET", url, headers=headers) as resp:
+                with deadline.until(stop_at), \
+                        self.client_for(url).stream("GET", url, headers=headers) as resp:
                     if resp.status_code == 304 and conditional:
                         return 304, resp.headers, b""
                     if resp.status_code in (301, 302, 303, 307, 308) and redirects < 5:
@@ -125,7 +133,7 @@ class Registry:
                         if last:
                             raise FetchFailed(f"the registry answered HTTP {resp.status_code} "
                                               f"{attempts} times")
-                        _backoff(attempt)
+                        _backoff(attempt, stop_at)
                         continue
                     if resp.status_code != 200:
                         raise FetchFailed(f"unexpected HTTP {resp.status_code} from the registry")
@@ -133,13 +141,20 @@ class Registry:
             except TooBig:
                 raise
             except httpx.TimeoutException:
+                if time.monotonic() >= stop_at:
+                    raise FetchFailed(f"no answer within {self.config.deadline:g} s from "
+                                      f"{_origin(url)} (fetch-deadline, the whole request: "
+                                      f"{attempt + 1} attempt(s)); it sends too slowly or "
+                                      "not at all") from None
                 if last:
-                    raise FetchFailed(f"no answer within {self.config.timeout:g} s, "
-                                      f"{attempts} times (fetch-timeout)") from None
+                    raise FetchFailed(f"no answer within {self.config.timeout:g} s from "
+                                      f"{_origin(url)}, {attempt + 1} times (fetch-timeout)"
+                                      ) from None
             except httpx.HTTPError as exc:
                 if last:
-                    raise FetchFailed(f"cannot reach the registry ({type(exc).__name__})") from None
-            _backoff(attempt)
+                    raise FetchFailed(f"cannot reach the registry {_origin(url)} "
+                                      f"({type(exc).__name__})") from None
+            _backoff(attempt, stop_at)
         raise FetchFailed("too many redirects from the registry")
 
     def packument(self, name: str) -> dict:
@@ -283,8 +298,19 @@ def _body(resp, sink: Progress | None, max_bytes: int | None, what: str,
     return b"".join(chunks)
 
 
-def _backoff(attempt: int) -> None:
-    time.sleep(min(2.0, 0.1 * (2 ** attempt)))
+def _backoff(attempt: int, stop_at: float | None = None) -> None:
+    pause = min(2.0, 0.1 * (2 ** attempt))
+    if stop_at is not None:
+        pause = max(0.0, min(pause, stop_at - time.monotonic()))
+    time.sleep(pause)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, without credentials: which registry, in messages."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
 
 
 def _valid(doc: object) -> bool:
