@@ -29,6 +29,12 @@ MAX_EVENT_LINE = 64 * 1024 * 1024  # bytes in one line of a streamed answer (an 
 MAX_NESTING = 32            # [ and { levels in one request (json.loads recurses: RecursionError)
 IDLE_TIMEOUT_S = 60.0       # a connection that sends no complete request for this long is closed
 MAX_CONNECTIONS = 64        # open at once; more are answered with an error and closed
+# ... except that a connection past the limit may still ask for one of these (issue 28: 64 idle
+# connections locked status and reload out for 60 s): it has PRIORITY_GRACE_S to send its line,
+# and at most PRIORITY_ROOM such connections wait at once.
+PRIORITY_OPS = frozenset({"status", "ping", "reload", "confirm"})
+PRIORITY_ROOM = 16
+PRIORITY_GRACE_S = 1.0   # a status client sends its line at once
 
 Handler = Callable[[dict], Awaitable[dict]]
 
@@ -70,6 +76,7 @@ class ControlServer:
         self._server: asyncio.base_events.Server | None = None
         self.refused = 0
         self.open = 0              # connections being served now
+        self.waiting_room = 0      # connections past the limit, given a chance to ask for status
 
     async def start(self) -> None:
         from .state_dir import ensure
@@ -105,17 +112,12 @@ class ControlServer:
         self._inode = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.open >= self.max_connections:
+            await self._over_limit(reader, writer)
+            return
         self.open += 1
         try:
-            if self.open > self.max_connections:
-                await _send(writer, {"ok": False, "error": f"too many connections (the limit is "
-                                                          f"{self.max_connections}); try again later"})
-                return
-            uid = peer_uid(writer.get_extra_info("socket"))
-            if uid != os.getuid():
-                self.refused += 1
-                await _send(writer, {"ok": False, "error": f"refused: peer uid {uid} is not the host's uid "
-                                                          f"{os.getuid()}"})
+            if not await self._peer_ok(writer):
                 return
             while True:
                 line, error = await self._read_request(reader)
@@ -136,6 +138,48 @@ class ControlServer:
                 self.on_error(f"control connection: {type(exc).__name__}: {exc}")
         finally:
             self.open -= 1
+            writer.close()
+
+    def _too_many(self) -> dict:
+        return {"ok": False, "error": f"too many connections (the limit is {self.max_connections}); "
+                                      "try again later"}
+
+    async def _peer_ok(self, writer: asyncio.StreamWriter) -> bool:
+        uid = peer_uid(writer.get_extra_info("socket"))
+        if uid != os.getuid():
+            self.refused += 1
+            await _send(writer, {"ok": False, "error": f"refused: peer uid {uid} is not the host's uid "
+                                                      f"{os.getuid()}"})
+            return False
+        return True
+
+    async def _over_limit(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Past the connection limit: one quick status/ping/reload/confirm request is still
+        answered (the room for it is bounded); anything else gets the refusal."""
+        waiting = self.waiting_room < PRIORITY_ROOM
+        if waiting:
+            self.waiting_room += 1
+        try:
+            answer = self._too_many()
+            if waiting and await self._peer_ok(writer):
+                try:
+                    line = await asyncio.wait_for(reader.readline(), PRIORITY_GRACE_S)
+                except (asyncio.TimeoutError, asyncio.LimitOverrunError, ValueError):
+                    line = b""
+                op = _op_of(line)
+                if op in PRIORITY_OPS:
+                    answer = await self._answer(line)
+            elif waiting:
+                return  # another user: already told
+            await _send(writer, answer)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: say so once, keep serving others
+            if self.on_error is not None:
+                self.on_error(f"control connection: {type(exc).__name__}: {exc}")
+        finally:
+            if waiting:
+                self.waiting_room -= 1
             writer.close()
 
     async def _stream(self, answer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -188,6 +232,16 @@ class ControlServer:
             return {"ok": False, "error": 'request must be an object with an "op" string'}
         # Shielded: a client killed mid-request must not cancel a reload half-way.
         return await asyncio.shield(self.handler(request))
+
+
+def _op_of(line: bytes) -> str | None:
+    if not line or nesting(line) > MAX_NESTING:
+        return None
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return request.get("op") if isinstance(request, dict) else None
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
