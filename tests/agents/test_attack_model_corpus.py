@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 
 from tests.agents.loop_rows import agent_home
 from tests.agents.test_loop_turns import one_turn, turn_end
@@ -127,7 +128,7 @@ async def test_a_symlink_swapped_while_writes_run_never_lets_one_out(tmp_path):
     outside.mkdir()
     (work / "d").mkdir(parents=True)
     calls = [{"name": "write_file", "arguments": {"path": f"d/f{i}.txt", "content": "x"}}
-             for i in range(300)]
+             for i in range(1000)]
     calls += [{"name": "read_file", "arguments": {"path": f"d/f{i}.txt"}} for i in range(100)]
     home = agent_home(tmp_path, [{"toolCalls": calls}, {"text": "done"}], fs_root=str(work))
     stop = threading.Event()
@@ -139,8 +140,10 @@ async def test_a_symlink_swapped_while_writes_run_never_lets_one_out(tmp_path):
             try:
                 os.rename(real, parked)          # the directory goes away…
                 os.symlink(outside, real)        # …a link to the outside takes its place…
+                time.sleep(0.0005)
                 os.unlink(real)
                 os.rename(parked, real)          # …and the directory comes back
+                time.sleep(0.0005)
             except OSError:
                 pass
         del link
