@@ -42,17 +42,6 @@ class TurnStream:
         except Exception as exc:  # noqa: BLE001 - unknown session, busy session, missing preset, no loop
             yield {"ok": False, "error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}
             return
-        hold = getattr(agents, "hold", None)  # a replacement agents service may not release
-        if hold is not None:
-            hold(agent)
-        try:
-            async for line in self._turn(agent, prompt, request):
-                yield line
-        finally:
-            if hold is not None:
-                agents.let_go(agent)
-
-    async def _turn(self, agent, prompt: str, request: dict) -> AsyncIterator[dict]:
         queue: asyncio.Queue = asyncio.Queue()
         start = 0 if request.get("session") is None else len(agent.session.events)
         for event in agent.session.events[start:]:
@@ -61,7 +50,10 @@ class TurnStream:
         agent.observers.append(observer)
         previous_asker = getattr(agent, "ask_user", None)
         agent.ask_user = lambda question: self._ask(queue, question)
+        hold = getattr(agents, "hold", None)  # idle release (issue 28); a replacement may lack it
         try:
+            if hold is not None:
+                hold(agent)
             agent.followup(prompt)
             idle = asyncio.ensure_future(agent.when_idle())
             async for line in self._pump(agent, queue, idle):
@@ -69,6 +61,8 @@ class TurnStream:
         finally:
             agent.observers.remove(observer)
             agent.ask_user = previous_asker
+            if hold is not None:
+                agents.let_go(agent)
         yield {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events[start:])}
 
     async def _pump(self, agent, queue: asyncio.Queue, idle: asyncio.Future):

@@ -29,8 +29,7 @@ class NoAgentLoop(RuntimeError):
 
 
 class AgentRegistry:
-    def __init__(self, ctx, home: Path, compression: str, *, keep_idle: int = 8,
-                 idle_release_s: float = 300.0):
+    def __init__(self, ctx, home: Path, compression: str):
         self.ctx = ctx
         self.home = home
         self.compression = compression
@@ -38,8 +37,8 @@ class AgentRegistry:
         self.live: dict[str, object] = {}
         self._store = None
         self._opening: dict[str, asyncio.Future] = {}
-        self.keep_idle = keep_idle
-        self.idle_release_s = idle_release_s
+        self.keep_idle = 8                # config keepIdle
+        self.idle_release_s = 300.0       # config idleReleaseMs / 1000
         self._holds: dict[str, int] = {}
         self._idle_since: dict[str, float] = {}        # agent id -> when its last holder let go
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -181,7 +180,7 @@ class AgentRegistry:
 def apply(ctx, config):
     host = ctx.get("host")
     home = Path(host.options.home) if host is not None else Path.home() / ".dsh"
-    registry = AgentRegistry(ctx, home, config["compression"], keep_idle=config["keepIdle"],
-                             idle_release_s=config["idleReleaseMs"] / 1000)
+    registry = AgentRegistry(ctx, home, config["compression"])
     ctx.provide("agents", registry)
     ctx.effect(lambda: registry.drop_all, "agents.live()")
+    registry.keep_idle, registry.idle_release_s = config["keepIdle"], config["idleReleaseMs"] / 1000
