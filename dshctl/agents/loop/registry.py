@@ -5,11 +5,6 @@ It owns no loop: a factory (``@dshctl/agent-loop``, or any plugin replacing it) 
 ``llm`` row changed), its live agents are disposed — a running turn ends ``aborted`` (cause
 ``disposed``) and its log is committed and closed — and later requests restore them from the session
 log through the next factory: sessions survive, agents are cheap.
-
-Idle agents are released too (issue 28): each live agent holds its session's ``.lock`` fd. A client
-``hold``s an agent while it drives a turn and ``let_go``es after; an agent nobody holds and that runs
-no turn is retired after ``idleReleaseMs``, and at once when more than ``keepIdle`` such agents are
-live (the least recently used first). The next request restores it from its log.
 """
 from __future__ import annotations
 
@@ -45,6 +40,10 @@ class AgentRegistry:
         self._retiring: dict[str, asyncio.Task] = {}   # agent id -> its closing task
 
     # ---- idle release ----------------------------------------------------------------------------
+    # Issue 28: each live agent holds its session's ``.lock`` fd. A client ``hold``s an agent while it
+    # drives a turn and ``let_go``es after; an agent nobody holds and that runs no turn is retired after
+    # ``idleReleaseMs``, and at once when more than ``keepIdle`` such agents are live (least recently
+    # used first). The next request restores it from its log.
     def hold(self, agent) -> None:
         """``agent`` is being driven by a client: not released until ``let_go``."""
         self._holds[agent.id] = self._holds.get(agent.id, 0) + 1
