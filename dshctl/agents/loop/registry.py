@@ -140,8 +140,6 @@ class AgentRegistry:
         """The live agent of ``session_id`` (restored from its log if needed), or a new session's agent."""
         if self.factory is None:
             raise NoAgentLoop("no agent loop is running (add an @dshctl/agent-loop row and an llm row)")
-        while session_id in self._retiring:  # its lock is being released: wait, then restore it
-            await asyncio.gather(self._retiring[session_id], return_exceptions=True)
         if session_id is not None and session_id in self.live:
             agent = self.live[session_id]
             if preset is not None and preset != agent.preset:
@@ -149,6 +147,9 @@ class AgentRegistry:
             return agent
         if session_id is not None and session_id in self._opening:
             return await asyncio.shield(self._opening[session_id])
+        if session_id in self._retiring:  # its lock is being released: wait, then look again
+            await asyncio.gather(self._retiring[session_id], return_exceptions=True)
+            return await self.open(session_id, preset=preset, cwd=cwd, options=options)
         factory = self.factory
         if session_id is None:
             log = self.store.create(cwd=cwd, agent_preset=preset)
