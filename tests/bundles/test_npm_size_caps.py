@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 
 import pytest
 
@@ -15,21 +16,29 @@ from .npm_registry import Behaviour
 MB = 1024 * 1024
 
 
-class _Popen(subprocess.Popen):
-    """Popen that reaps with wait4 to learn the child's peak RSS."""
-
-    def _try_wait(self, wait_flags):
-        pid, status, usage = os.wait4(self.pid, wait_flags)
-        if pid:
-            self.peak_rss = usage.ru_maxrss  # KiB on Linux
-        return pid, status
-
-
-
 def dshctl(*args):
-    proc = _Popen([DSHCTL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """(exit code, stderr, peak RSS in MB of the dshctl process itself: its VmHWM, polled while it
+    runs; wait4's ru_maxrss would also count the git processes it spawns)."""
+    proc = subprocess.Popen([DSHCTL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    peak = [0]
+    done = threading.Event()
+
+    def poll():
+        while not done.is_set():
+            try:
+                for line in open(f"/proc/{proc.pid}/status"):
+                    if line.startswith("VmHWM:"):
+                        peak[0] = max(peak[0], int(line.split()[1]) // 1024)
+            except (OSError, ValueError):
+                pass
+            done.wait(0.01)
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
     _out, err = proc.communicate(timeout=120)
-    return proc.returncode, err, proc.peak_rss // 1024
+    done.set()
+    watcher.join()
+    return proc.returncode, err, peak[0]
 
 
 @pytest.mark.parametrize("no_length", [False, True])
