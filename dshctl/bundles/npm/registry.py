@@ -124,11 +124,8 @@ class Registry:
                         url = httpx.URL(url).join(resp.headers.get("location", "")).__str__()
                         redirects += 1
                         continue
-                    if resp.status_code in (401, 403):
-                        raise FetchFailed(f"the registry refused access (HTTP {resp.status_code}); "
-                                          "check the _authToken for this registry in .npmrc")
-                    if resp.status_code == 404:
-                        raise FetchFailed("not found in the registry (HTTP 404)")
+                    if resp.status_code in (401, 403, 404):
+                        raise _refusal(resp.status_code)
                     if resp.status_code >= 500 or resp.status_code == 429:
                         if last:
                             raise FetchFailed(f"the registry answered HTTP {resp.status_code} "
@@ -141,21 +138,22 @@ class Registry:
             except TooBig:
                 raise
             except httpx.TimeoutException:
-                if time.monotonic() >= stop_at:
-                    raise FetchFailed(f"no answer within {self.config.deadline:g} s from "
-                                      f"{_origin(url)} (fetch-deadline, the whole request: "
-                                      f"{attempt + 1} attempt(s)); it sends too slowly or "
-                                      "not at all") from None
-                if last:
-                    raise FetchFailed(f"no answer within {self.config.timeout:g} s from "
-                                      f"{_origin(url)}, {attempt + 1} times (fetch-timeout)"
-                                      ) from None
+                if last or time.monotonic() >= stop_at:
+                    raise self._timed_out(url, attempt, stop_at) from None
             except httpx.HTTPError as exc:
                 if last:
                     raise FetchFailed(f"cannot reach the registry {_origin(url)} "
                                       f"({type(exc).__name__})") from None
             _backoff(attempt, stop_at)
         raise FetchFailed("too many redirects from the registry")
+
+    def _timed_out(self, url: str, attempt: int, stop_at: float) -> FetchFailed:
+        if time.monotonic() >= stop_at:
+            return FetchFailed(f"no answer within {self.config.deadline:g} s from {_origin(url)} "
+                               f"(fetch-deadline, the whole request: {attempt + 1} attempt(s)); it "
+                               "sends too slowly or not at all")
+        return FetchFailed(f"no answer within {self.config.timeout:g} s from {_origin(url)}, "
+                           f"{attempt + 1} times (fetch-timeout)")
 
     def packument(self, name: str) -> dict:
         """The (abbreviated) packument of ``name``; fetched once per run, shared by threads."""
@@ -263,6 +261,13 @@ class Registry:
             self._get(url, "application/octet-stream, */*", sink, max_bytes=self.max_tarball_bytes,
                       what="tarball", write=out.write, restart=restart)
             return out.tell()
+
+
+def _refusal(status: int) -> FetchFailed:
+    if status == 404:
+        return FetchFailed("not found in the registry (HTTP 404)")
+    return FetchFailed(f"the registry refused access (HTTP {status}); check the _authToken for "
+                       "this registry in .npmrc")
 
 
 class TooBig(FetchFailed):
