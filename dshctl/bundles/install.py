@@ -235,13 +235,17 @@ class Installer:
                 prev = plan.previous
                 same_tree = prev is not None and prev.commit == plan.stored.commit \
                     and prev.integrity == plan.stored.integrity and _npm_intact(prof.module_dir(plan.info.name), prev)
-                if not refresh and same_tree and (not exact or _tree_ok(
+                damaged = prev is not None and prev.npm_problem is not None  # re-resolved
+                if not refresh and same_tree and not damaged and (not exact or _tree_ok(
                         prof.module_dir(plan.info.name), prev)):
                     continue  # nothing to place: npm stays None (kept as locked)
                 self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
+                if damaged:
+                    outcome.warnings.append(f"dshctl: warning: {prev.npm_problem}; resolving "
+                                            f"the npm dependencies of {plan.info.name} again")
                 # the lock's dependencies when it was made for this very tree; a bundle adopted
                 # from pnpm's lock (or moved by dsh) has its dependencies resolved
-                if (exact or not refresh) and prev is not None and \
+                if not damaged and (exact or not refresh) and prev is not None and \
                         prev.commit == plan.stored.commit and prev.integrity == plan.stored.integrity:
                     plan.npm = npmdeps.from_lock(ctx, plan.info.name, prev.npm if prev else {})
                 else:

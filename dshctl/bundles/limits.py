@@ -17,9 +17,10 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    total_bytes: int = 256 * MB
+    total_bytes: int = 256 * MB  # also the cap on a downloaded npm tarball (--max-package-mb)
     files: int = 50_000
     file_bytes: int = 128 * MB
+    packument_bytes: int = 64 * MB  # one packument as received (--max-packument-mb)
 
 
 class TooLarge(DshctlError):

@@ -39,6 +39,9 @@ class LockEntry:
     conflicts: list[dict] = field(default_factory=list)
     npm: dict[str, dict] = field(default_factory=dict)
     registry: dict | None = None  # {"resolved": tarball URL, "integrity": SRI} of a registry bundle
+    # Set on read when the npm section is unusable (never written): the entry stays readable so
+    # list/remove/verify work, and install re-resolves the bundle's npm dependencies.
+    npm_problem: str | None = field(default=None, compare=False)
 
 
 def read(path: Path) -> dict[str, LockEntry]:
@@ -57,7 +60,8 @@ def read(path: Path) -> dict[str, LockEntry]:
         if data.get("lockfileVersion") != LOCKFILE_VERSION:
             raise DshctlError(f"unsupported lockfileVersion {data.get('lockfileVersion')!r}",
                               loc=Loc(str(path)), hint="this dshctl writes lockfileVersion 1")
-        entries = {name: LockEntry(**entry) for name, entry in data["packages"].items()}
+        entries = {name: LockEntry(**{k: v for k, v in entry.items() if k != "npm_problem"})
+                   for name, entry in data["packages"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise DshctlError(f"the lock file is damaged ({type(exc).__name__}: {exc})",
                           loc=Loc(str(path)),
@@ -83,9 +87,7 @@ def _check_entry(path: Path, name: str, entry: LockEntry) -> None:
         except DshctlError as exc:
             problem = exc.message
     if not problem and entry.npm:
-        from dshctl.bundles.npm.deps import check_locked
-
-        check_locked(name, entry.npm, path)
+        _check_npm(path, name, entry)
     if problem:
         raise DshctlError(f"the lock entry for {name} is not usable: {problem}", loc=Loc(str(path)),
                           hint="restore the lock file from version control, or delete it and add "
@@ -106,8 +108,20 @@ def _registry_problem(entry: LockEntry) -> str | None:
     return None
 
 
+def _check_npm(path: Path, name: str, entry: LockEntry) -> None:
+    """An unusable npm section (an older dshctl let a ``../`` name through) does not make the
+    whole profile unreadable: it is dropped here and reported, and install resolves it again."""
+    from dshctl.bundles.npm.deps import check_locked
+
+    try:
+        check_locked(name, entry.npm, path)
+    except DshctlError as exc:
+        entry.npm, entry.npm_problem = {}, exc.message
+
+
 def _plain(entry: LockEntry) -> dict:
     data = asdict(entry)
+    data.pop("npm_problem", None)   # a reading, never written
     if data["registry"] is None:
         del data["registry"]  # git entries keep the format they had
     return data

@@ -25,12 +25,16 @@ class PackageRow:
     installed: bool
     forced: bool = False
     source: str | None = None  # the SPEC as typed
+    problem: str | None = None  # the lock's npm section is unusable (install repairs it)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "spec": self.spec, "source": self.source,
+        data = {"name": self.name, "spec": self.spec, "source": self.source,
                 "version": self.version, "commit": self.commit, "position": self.position,
                 "bundle": self.bundle, "template": self.template, "installed": self.installed,
                 "forced": self.forced}
+        if self.problem:
+            data["problem"] = self.problem
+        return data
 
 
 def _load(home: Path, profile: str):
@@ -59,7 +63,8 @@ def list_packages(home: Path, profile: str) -> list[PackageRow]:
             name, deps.get(name), entry.version if entry else _installed_version(directory, name),
             entry.commit if entry else None, bundles.index(name) + 1 if name in bundles else None,
             name in bundles, template, installed,
-            entry.forced if entry else False, _source(name, entry)))
+            entry.forced if entry else False, _source(name, entry),
+            entry.npm_problem if entry else None))
     return rows
 
 
@@ -109,7 +114,7 @@ def why(home: Path, profile: str, name: str) -> dict:
 @dataclass
 class VerifyResult:
     name: str
-    status: str  # ok | modified | missing
+    status: str  # ok | modified | missing | damaged (the lock's npm section is unusable)
     files: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -123,6 +128,9 @@ def verify(home: Path, profile: str) -> list[VerifyResult]:
     results = []
     for name, entry in locked.items():
         target = directory / "node_modules" / name
+        if entry.npm_problem:
+            results.append(VerifyResult(name, "damaged", {"lock": [entry.npm_problem]}))
+            continue
         if not target.is_dir() or target.is_symlink():
             results.append(VerifyResult(name, "missing"))
             continue

@@ -23,14 +23,19 @@ class SocketLink:
         self._writer: asyncio.StreamWriter | None = None
 
     async def turn(self, request: dict) -> AsyncIterator[dict]:
-        from dshctl.host.control import MAX_LINE, _addressable
+        from dshctl.host.control import MAX_EVENT_LINE, MAX_LINE, _addressable
+        data = json.dumps({"op": "agent.run", **request}).encode() + b"\n"
+        if len(data) > MAX_LINE:
+            raise DshctlError(f"the request (prompt and options) is {len(data):,} bytes; the "
+                              f"host's control socket takes requests up to {MAX_LINE:,} bytes",
+                              hint="put the text into a file and ask the agent to read it")
         with _addressable(self.path) as address:
-            reader, writer = await asyncio.open_unix_connection(address, limit=MAX_LINE)
+            reader, writer = await asyncio.open_unix_connection(address, limit=MAX_EVENT_LINE)
         self._writer = writer
         try:
-            writer.write(json.dumps({"op": "agent.run", **request}).encode() + b"\n")
+            writer.write(data)
             await writer.drain()
-            while line := await reader.readline():
+            while line := await _read_line(reader, self.where):
                 yield json.loads(line)
         finally:
             self._writer = None
@@ -43,6 +48,15 @@ class SocketLink:
 
     async def close(self) -> None:
         pass
+
+
+async def _read_line(reader: asyncio.StreamReader, where: str) -> bytes:
+    from dshctl.host.control import MAX_EVENT_LINE
+    try:
+        return await reader.readline()
+    except (asyncio.LimitOverrunError, ValueError):  # the host refuses longer lines itself
+        raise DshctlError(f"{where} sent a line longer than {MAX_EVENT_LINE:,} bytes",
+                          hint="the turn goes on in the host; read it in the session log") from None
 
 
 class EmbeddedLink:

@@ -35,6 +35,9 @@ MaxFilesOpt = Annotated[int, typer.Option("--max-files", min=1, max=100_000_000,
                                           help="Refuse a package with more files.")]
 MaxFileOpt = Annotated[float, typer.Option(
     "--max-file-mb", min=0.001, max=1_000_000, help="Refuse a package holding a larger file.")]
+MaxPackumentOpt = Annotated[float, typer.Option(
+    "--max-packument-mb", min=0.001, max=1_000_000,
+    help="Refuse an npm packument (registry metadata) larger than this.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -83,7 +86,8 @@ def add(ctx: typer.Context,
         offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
         allow_plain: PlainOpt = False, fmt: FormatOpt = "text",
         home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
-        max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
+        max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128,
+        max_packument_mb: MaxPackumentOpt = 64) -> None:
     """Add bundles from git sources (and their npm dependencies); appends them to
     dsh.profile.bundles.
 
@@ -92,7 +96,7 @@ def add(ctx: typer.Context,
     raise typer.Exit(plugin_run.add(
         effective(ctx, home, profile), specs=specs, offline=offline, dry_run=dry_run, force=force,
         allow_plain=allow_plain, fmt=fmt, max_package_mb=max_package_mb, max_files=max_files,
-        max_file_mb=max_file_mb))
+        max_file_mb=max_file_mb, max_packument_mb=max_packument_mb))
 
 
 def remove(ctx: typer.Context,
@@ -116,7 +120,7 @@ def update(ctx: typer.Context,
            offline: OfflineOpt = False, dry_run: DryRunOpt = False, force: ForceOpt = False,
            fmt: FormatOpt = "text", home: HomeOpt = None, profile: ProfileOpt = None,
            max_package_mb: MaxPackageOpt = 256, max_files: MaxFilesOpt = 50_000,
-           max_file_mb: MaxFileOpt = 128) -> None:
+           max_file_mb: MaxFileOpt = 128, max_packument_mb: MaxPackumentOpt = 64) -> None:
     """Move packages to what their refs point at now and re-resolve their npm ranges; shows the
     composed change first.
 
@@ -127,7 +131,8 @@ def update(ctx: typer.Context,
 
     check_format(fmt)
     st, installer = _installer(ctx, home, profile, offline=offline, dry_run=True, force=force,
-                               limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
+                               limits=plugin_run.limits(max_package_mb, max_files, max_file_mb,
+                                                        max_packument_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         planned = installer.update(list(names or []))
@@ -145,7 +150,8 @@ def update(ctx: typer.Context,
 
 def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "text",
             home: HomeOpt = None, profile: ProfileOpt = None, max_package_mb: MaxPackageOpt = 256,
-            max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128) -> None:
+            max_files: MaxFilesOpt = 50_000, max_file_mb: MaxFileOpt = 128,
+            max_packument_mb: MaxPackumentOpt = 64) -> None:
     """Re-create exactly the locked state in node_modules (npm dependencies from the store).
 
     Example: dshctl plugin --profile web install
@@ -154,7 +160,8 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
     check_format(fmt)
     _st, installer = _installer(ctx, home, profile, offline=offline,
-                                limits=plugin_run.limits(max_package_mb, max_files, max_file_mb))
+                                limits=plugin_run.limits(max_package_mb, max_files, max_file_mb,
+                                                         max_packument_mb))
     with _progress() as progress:
         installer.opts.progress = progress
         outcome = installer.install()
@@ -173,6 +180,10 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
     check_format(fmt)
     st = effective(ctx, home, profile)
     rows = list_packages(st.home, st.profile)
+    for r in rows:
+        if r.problem:
+            sys.stderr.write(f"dshctl: warning: {r.problem}; run `dshctl plugin --profile "
+                             f"{st.profile} install` to resolve its npm dependencies again\n")
     if fmt == "json":
         print_json({"profile": st.profile, "packages": [r.to_dict() for r in rows]})
         return

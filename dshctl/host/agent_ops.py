@@ -60,7 +60,10 @@ class TurnStream:
         agent.observers.append(observer)
         previous_asker = getattr(agent, "ask_user", None)
         agent.ask_user = lambda question: self._ask(queue, question)
+        hold = getattr(agents, "hold", None)  # idle release (issue 28); a replacement may lack it
         try:
+            if hold is not None:
+                hold(agent)
             agent.followup(prompt)
             idle = asyncio.ensure_future(agent.when_idle())
             async for line in self._pump(agent, queue, idle):
@@ -68,6 +71,8 @@ class TurnStream:
         finally:
             agent.observers.remove(observer)
             agent.ask_user = previous_asker
+            if hold is not None:
+                agents.let_go(agent)
         yield {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events[start:])}
 
     async def _pump(self, agent, queue: asyncio.Queue, idle: asyncio.Future):
@@ -89,6 +94,7 @@ class TurnStream:
     async def _watch_client(self, agent) -> None:
         """Client lines that are not answers: an abort request; the client closing aborts too."""
         closed = asyncio.ensure_future(self.closed.wait())
+        getter = None
         try:
             while True:
                 getter = asyncio.ensure_future(self.incoming.get())
@@ -104,6 +110,8 @@ class TurnStream:
                     self._answers.put_nowait(line["answer"])
         finally:
             closed.cancel()
+            if getter is not None:
+                getter.cancel()  # a pending get per turn was left behind otherwise
 
     _answers_q: asyncio.Queue | None = None
 

@@ -25,9 +25,16 @@ MAX_SUN_PATH = 100  # sockaddr_un holds 108 bytes; keep a margin
 # Limits on what a client may send (docs/host.md, "Control socket limits"): every breach gets an
 # error reply and, where the connection cannot go on, a close. None of them is logged as a failure.
 MAX_LINE = 1024 * 1024      # bytes in one request line
+MAX_EVENT_LINE = 64 * 1024 * 1024  # bytes in one line of a streamed answer (an agent.run event)
 MAX_NESTING = 32            # [ and { levels in one request (json.loads recurses: RecursionError)
 IDLE_TIMEOUT_S = 60.0       # a connection that sends no complete request for this long is closed
 MAX_CONNECTIONS = 64        # open at once; more are answered with an error and closed
+# ... except that a connection past the limit may still ask for one of these (issue 28: 64 idle
+# connections locked status and reload out for 60 s): it has PRIORITY_GRACE_S to send its line,
+# and at most PRIORITY_ROOM such connections wait at once.
+PRIORITY_OPS = frozenset({"status", "ping", "reload", "confirm"})
+PRIORITY_ROOM = 16
+PRIORITY_GRACE_S = 1.0   # a status client sends its line at once
 
 Handler = Callable[[dict], Awaitable[dict]]
 
@@ -58,16 +65,18 @@ def peer_uid(sock: socket.socket) -> int:
 class ControlServer:
     def __init__(self, path: Path, handler: Handler, *, mode: int = 0o600,
                  idle_timeout: float = IDLE_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS,
-                 on_error: Callable[[str], None] | None = None):
+                 max_event_line: int = MAX_EVENT_LINE, on_error: Callable[[str], None] | None = None):
         self.path = Path(path)
         self.handler = handler
         self.mode = mode  # tests loosen it to prove the SO_PEERCRED check stands on its own
         self.idle_timeout = idle_timeout
         self.max_connections = max_connections
+        self.max_event_line = max_event_line
         self.on_error = on_error   # a bug of ours while serving a client: logged, the host goes on
         self._server: asyncio.base_events.Server | None = None
         self.refused = 0
         self.open = 0              # connections being served now
+        self.waiting_room = 0      # connections past the limit, given a chance to ask for status
 
     async def start(self) -> None:
         from .state_dir import ensure
@@ -103,17 +112,12 @@ class ControlServer:
         self._inode = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.open >= self.max_connections:
+            await self._over_limit(reader, writer)
+            return
         self.open += 1
         try:
-            if self.open > self.max_connections:
-                await _send(writer, {"ok": False, "error": f"too many connections (the limit is "
-                                                          f"{self.max_connections}); try again later"})
-                return
-            uid = peer_uid(writer.get_extra_info("socket"))
-            if uid != os.getuid():
-                self.refused += 1
-                await _send(writer, {"ok": False, "error": f"refused: peer uid {uid} is not the host's uid "
-                                                          f"{os.getuid()}"})
+            if not await self._peer_ok(writer):
                 return
             while True:
                 line, error = await self._read_request(reader)
@@ -136,6 +140,48 @@ class ControlServer:
             self.open -= 1
             writer.close()
 
+    def _too_many(self) -> dict:
+        return {"ok": False, "error": f"too many connections (the limit is {self.max_connections}); "
+                                      "try again later"}
+
+    async def _peer_ok(self, writer: asyncio.StreamWriter) -> bool:
+        uid = peer_uid(writer.get_extra_info("socket"))
+        if uid != os.getuid():
+            self.refused += 1
+            await _send(writer, {"ok": False, "error": f"refused: peer uid {uid} is not the host's uid "
+                                                      f"{os.getuid()}"})
+            return False
+        return True
+
+    async def _over_limit(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Past the connection limit: one quick status/ping/reload/confirm request is still
+        answered (the room for it is bounded); anything else gets the refusal."""
+        waiting = self.waiting_room < PRIORITY_ROOM
+        if waiting:
+            self.waiting_room += 1
+        try:
+            answer = self._too_many()
+            if waiting and await self._peer_ok(writer):
+                try:
+                    line = await asyncio.wait_for(reader.readline(), PRIORITY_GRACE_S)
+                except (asyncio.TimeoutError, asyncio.LimitOverrunError, ValueError):
+                    line = b""
+                op = _op_of(line)
+                if op in PRIORITY_OPS:
+                    answer = await self._answer(line)
+            elif waiting:
+                return  # another user: already told
+            await _send(writer, answer)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: say so once, keep serving others
+            if self.on_error is not None:
+                self.on_error(f"control connection: {type(exc).__name__}: {exc}")
+        finally:
+            if waiting:
+                self.waiting_room -= 1
+            writer.close()
+
     async def _stream(self, answer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """A streamed answer (``agent.run``): lines out as they come, the client's lines in to
         ``answer.incoming``; the client going away sets ``answer.closed``."""
@@ -152,8 +198,15 @@ class ControlServer:
         listener = asyncio.ensure_future(listen())
         try:
             async for item in answer:
+                if answer.closed.is_set():
+                    continue               # nobody reads: drain, the turn ends as aborted
+                data = _line(item)
+                if len(data) > self.max_event_line:
+                    data = _line({"ok": False, "error": _too_long(data, self.max_event_line)})
+                    answer.closed.set()    # the client stops here; the session log has it all
                 try:
-                    await _send(writer, item)
+                    writer.write(data)
+                    await writer.drain()
                 except (ConnectionError, RuntimeError):
                     answer.closed.set()    # keep draining: the turn ends as aborted, logged whole
         finally:
@@ -181,6 +234,16 @@ class ControlServer:
         return await asyncio.shield(self.handler(request))
 
 
+def _op_of(line: bytes) -> str | None:
+    if not line or nesting(line) > MAX_NESTING:
+        return None
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return request.get("op") if isinstance(request, dict) else None
+
+
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
@@ -194,8 +257,20 @@ def nesting(line: bytes) -> int:
     return max(itertools.accumulate(_STEP[b] for b in brackets))
 
 
+def _line(message: dict) -> bytes:
+    return json.dumps(message, default=str).encode() + b"\n"
+
+
+def _too_long(data: bytes, limit: int) -> str:
+    kind = ""
+    with contextlib.suppress(ValueError, AttributeError, TypeError):
+        kind = f" ({json.loads(data)['event']['type']})"
+    return (f"an event{kind} of {len(data):,} bytes is over the control socket's limit of "
+            f"{limit:,} bytes per line; the turn was stopped (its session log holds the event)")
+
+
 async def _send(writer: asyncio.StreamWriter, message: dict) -> None:
-    writer.write(json.dumps(message, default=str).encode() + b"\n")
+    writer.write(_line(message))
     await writer.drain()
 
 

@@ -3,7 +3,10 @@
 Every successful apply records the composed rows, atomically, in ``<profile>/.dshctl/last-good.json``:
 ``{"version": 1, "saved_at": <ISO time>, "profile", "digest", "rows": [...]}``. ``!!js`` values are
 kept unevaluated as ``{"__jsExpr": "<text>"}``, so booting from the record evaluates them afresh;
-relative plugin names are stored absolute (see :func:`anchored`).
+relative plugin names are stored absolute (see :func:`anchored`). ``"origins"`` holds, for every row
+in ``iter_rows`` order, the ``[file, line, column]`` that declared it: a boot from the record gives
+each row that position back, so what resolves beside the declaring file (``./plugin.py``, an llm
+row's ``script:``, fs-tools' ``root:``) resolves as it did in the layers, not beside the record.
 """
 from __future__ import annotations
 
@@ -74,12 +77,34 @@ def anchored(rows: list) -> list:
     return copy
 
 
+def origins(rows: list) -> list:
+    """``[file, line, column]`` (or None) of every row, in ``iter_rows`` order."""
+    from dshctl.core.compose.composition import iter_rows
+    out = []
+    for row, _ in iter_rows(rows):
+        loc = getattr(row, "loc", None)
+        real = loc is not None and loc.file and not loc.file.startswith("<")
+        out.append([os.path.abspath(loc.file), loc.line, loc.column] if real else None)
+    return out
+
+
+def _restore_origins(rows: list, recorded: object) -> None:
+    """Give the rows read from the record the positions of the files that declared them."""
+    from dshctl.core.compose.composition import iter_rows
+    if not isinstance(recorded, list):
+        return  # a record from before origins were kept: rows resolve beside the record
+    for (row, _), origin in zip(iter_rows(rows), recorded):
+        if hasattr(row, "loc") and isinstance(origin, list) and len(origin) == 3 and \
+                isinstance(origin[0], str) and all(isinstance(n, int) for n in origin[1:]):
+            row.loc = Loc(origin[0], origin[1], origin[2])
+
+
 def record(path: Path, profile: str, rows: list, digest: str | None = None) -> str:
     """Write the record for ``rows`` (atomic: readers see the old record or the new one). The digest
     is that of ``rows`` as composed, so it compares with the running and on-disk trees."""
     digest = digest or rows_digest(rows)
     doc = {"version": VERSION, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "profile": profile,
-           "digest": digest, "rows": _strict_json(to_plain(anchored(rows)))}
+           "digest": digest, "rows": _strict_json(to_plain(anchored(rows))), "origins": origins(rows)}
     from .state_dir import ensure
     ensure(path.parent)
     fsutil.atomic_write(path, json_dumps(doc, indent=1) + "\n", mode=0o600)
@@ -116,4 +141,5 @@ def load(path: Path) -> LastGood | None:
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("rows"), list):
         raise DshctlError("the last-good record has an unknown shape", loc=Loc(str(path), 1, 1),
                           hint="it was written by another dshctl version; delete it")
+    _restore_origins(doc["rows"], doc.get("origins"))
     return LastGood(doc["rows"], str(doc.get("saved_at", "")), str(doc.get("digest", "")), path)

@@ -55,6 +55,11 @@ class Behaviour:
     stall: float = 0.0
     malformed: bool = False
     token: str | None = None
+    huge: int = 0          # answer 200 with this many bytes (generated while sent, never held)
+    no_length: bool = False  # ... without a content-length (chunked): only counting can stop it
+    trickle: float = 0.0   # seconds between single bytes of the answer (a registry that trickles)
+    truncate: bool = False  # announce the full length, send half, close
+    only: str | None = None  # "tarball" or "packument": which answer huge/trickle/truncate spoil
 
 
 @dataclass
@@ -159,6 +164,58 @@ def _handler(reg: Registry):
                 return
             self._send(200, body, "application/vnd.npm.install-v1+json", headers)
 
+        def _misbehave(self, b: Behaviour, tar: bool, path: str, name: str) -> None:
+            real = reg.tarballs.get(path) if tar else json.dumps(reg.packuments.get(name)).encode()
+            if b.huge:
+                head = b"" if tar else b'{"versions": {}, "pad": "'
+                tail = b"" if tar else b'"}'
+                size = b.huge
+            else:
+                head, tail, size = real or b"{}", b"", 0
+            total = len(head) + size + len(tail)
+            self.send_response(200)
+            self.send_header("content-type", "application/octet-stream" if tar else "application/json")
+            if b.no_length:
+                self.send_header("transfer-encoding", "chunked")
+            else:
+                self.send_header("content-length", str(total))
+            self.end_headers()
+            try:
+                if b.truncate:
+                    self.wfile.write(head[:len(head) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                if b.trickle:
+                    deadline = time.monotonic() + 30  # bounded: the client gives up far earlier
+                    for i in range(len(head)):
+                        if time.monotonic() > deadline:
+                            break
+                        self._out(head[i:i + 1], b.no_length)
+                        time.sleep(b.trickle)
+                    self.close_connection = True
+                    return
+                self._out(head, b.no_length)
+                block = b"x" * (1 << 20)
+                left = size
+                while left > 0:
+                    self._out(block[:min(left, len(block))], b.no_length)
+                    left -= len(block)
+                self._out(tail, b.no_length)
+                if b.no_length:
+                    self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client refused it: that is the point
+
+        def _out(self, data: bytes, chunked: bool) -> None:
+            if not data:
+                return
+            if chunked:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            else:
+                self.wfile.write(data)
+            self.wfile.flush()
+
         def do_GET(self):  # noqa: N802 - http.server's name
             path = unquote(self.path.split("?")[0])
             reg.requests.append(path)
@@ -176,6 +233,9 @@ def _handler(reg: Registry):
                     return self._send(b.status, b'{"error":"injected"}')
                 if b.malformed and not tar:
                     return self._send(200, b'{"versions": [not json')
+                spoil = b.only is None or b.only == ("tarball" if tar else "packument")
+                if spoil and (b.huge or b.trickle or b.truncate):
+                    return self._misbehave(b, tar, path, name)
             if tar:
                 data = reg.tarballs.get(path)
                 if data is None:

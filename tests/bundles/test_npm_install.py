@@ -305,11 +305,16 @@ def test_a_tampered_lock_is_refused_before_anything_is_placed(home, repos, npm_e
     else:
         entry[field] = value
     lock_path.write_text(json.dumps(lock))
-    before = snapshot(tmp_path)
-    with pytest.raises(DshctlError) as err:
-        Installer(home, "web", Options(offline=True)).install()
-    assert "is not usable" in err.value.message
-    assert snapshot(tmp_path) == before
+    outside = [p for p in tmp_path.iterdir() if p.name != "home"]
+    before = {p: snapshot(p) for p in outside}
+    # issue 28: an unusable npm section no longer makes the profile unusable; install drops it,
+    # says so and resolves the bundle's dependencies again (here from the offline cache)
+    outcome = Installer(home, "web", Options(offline=True)).install()
+    assert any("is not usable" in w and "again" in w for w in outcome.warnings)
+    assert {p: snapshot(p) for p in outside} == before
+    assert not (home.parent / "outside").exists() and not (home / "outside").exists()
+    repaired = json.loads(lock_path.read_text())["packages"]["dsh-lock"]["npm"]
+    assert path in repaired and value not in repaired
 
 
 def test_a_git_dependency_goes_through_the_git_path(home, repos, npm_env):

@@ -124,7 +124,8 @@ def test_a_real_host_under_a_thousand_idle_connections_and_a_nesting_bomb(tmp_pa
         for _ in range(1000):
             clients.append(_connect(sock_path))
         time.sleep(0.5)
-        assert _fds(host.proc.pid) <= before + control.MAX_CONNECTIONS + 8
+        # the limit, plus the bounded room where connections past it may still ask for status
+        assert _fds(host.proc.pid) <= before + control.MAX_CONNECTIONS + control.PRIORITY_ROOM + 8
         for s in clients:
             s.close()
         answer = control.request(sock_path, {"op": "ping"}, timeout=WAIT_S)

@@ -20,6 +20,9 @@ schema = {"type": "object", "default": {}, "properties": {
     "maxTokens": {"type": "integer", "minimum": 1},
     "repeatLimit": {"type": "integer", "minimum": 1, "default": 3},
     "cwd": {"type": "string"},
+    # one model reply, as streamed: an endless stream ends the turn with STREAM_TOO_LONG (issue 28)
+    "maxReplyChunks": {"type": "integer", "minimum": 1, "default": 100_000},
+    "maxReplyBytes": {"type": "integer", "minimum": 1, "default": 32 * 1024 * 1024},
 }}
 
 

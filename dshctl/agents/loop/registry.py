@@ -20,6 +20,8 @@ from pathlib import Path
 name = "@dshctl/agents"
 schema = {"type": "object", "default": {}, "properties": {
     "compression": {"enum": ["zstd", "none"], "default": "zstd"},
+    "keepIdle": {"type": "integer", "minimum": 0, "default": 8},
+    "idleReleaseMs": {"type": "integer", "minimum": 0, "default": 300_000},
 }}
 
 
@@ -41,6 +43,69 @@ class AgentRegistry:
         self.live: dict[str, object] = {}
         self._store = None
         self._opening: dict[str, asyncio.Future] = {}
+        self.keep_idle = 8                # config keepIdle
+        self.idle_release_s = 300.0       # config idleReleaseMs / 1000
+        self._holds: dict[str, int] = {}
+        self._idle_since: dict[str, float] = {}        # agent id -> when its last holder let go
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._retiring: dict[str, asyncio.Task] = {}   # agent id -> its closing task
+
+    # ---- idle release ----------------------------------------------------------------------------
+    # Issue 28: each live agent holds its session's ``.lock`` fd. A client ``hold``s an agent while it
+    # drives a turn and ``let_go``es after; an agent nobody holds and that runs no turn is retired after
+    # ``idleReleaseMs``, and at once when more than ``keepIdle`` such agents are live (least recently
+    # used first). The next request restores it from its log.
+    def hold(self, agent) -> None:
+        """``agent`` is being driven by a client: not released until ``let_go``."""
+        self._holds[agent.id] = self._holds.get(agent.id, 0) + 1
+        self._idle_since.pop(agent.id, None)
+        timer = self._timers.pop(agent.id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def let_go(self, agent) -> None:
+        left = self._holds.get(agent.id, 1) - 1
+        if left > 0:
+            self._holds[agent.id] = left
+            return
+        self._holds.pop(agent.id, None)
+        if self.live.get(agent.id) is not agent:
+            return
+        loop = asyncio.get_running_loop()
+        self._idle_since[agent.id] = loop.time()
+        self._timers[agent.id] = loop.call_later(self.idle_release_s, self._release_later, agent)
+        self._trim()
+
+    def _releasable(self, agent) -> bool:
+        return self.live.get(agent.id) is agent and agent.id not in self._holds \
+            and agent.id not in self._opening and agent.status != "running"
+
+    def _release_later(self, agent) -> None:
+        self._timers.pop(agent.id, None)
+        if self._releasable(agent):
+            self._retire_soon(agent.id)
+
+    def _trim(self) -> None:
+        idle = sorted((since, aid) for aid, since in self._idle_since.items()
+                      if aid in self.live and self._releasable(self.live[aid]))
+        for _since, aid in idle[:max(0, len(idle) - self.keep_idle)]:
+            self._retire_soon(aid)
+
+    def _retire_soon(self, agent_id: str) -> None:
+        """Out of ``live`` now (a new request restores it from the log), closed in a task that
+        ``drop_all`` waits for."""
+        agent = self.live.pop(agent_id, None)
+        self._forget(agent_id)
+        if agent is not None:
+            task = self._retiring[agent_id] = asyncio.ensure_future(self._retire(agent))
+            task.add_done_callback(lambda _t: self._retiring.pop(agent_id, None))
+
+    def _forget(self, agent_id: str) -> None:
+        self._idle_since.pop(agent_id, None)
+        self._holds.pop(agent_id, None)
+        timer = self._timers.pop(agent_id, None)
+        if timer is not None:
+            timer.cancel()
 
     @property
     def store(self):
@@ -63,7 +128,9 @@ class AgentRegistry:
         doomed = [a for a in self.live.values() if which(a)]
         for agent in doomed:
             self.live.pop(agent.id, None)
-        await asyncio.gather(*(self._retire(a) for a in doomed), return_exceptions=True)
+            self._forget(agent.id)
+        await asyncio.gather(*(self._retire(a) for a in doomed), *self._retiring.values(),
+                             return_exceptions=True)
 
     async def _retire(self, agent) -> None:
         try:
@@ -95,6 +162,9 @@ class AgentRegistry:
             return agent
         if session_id is not None and session_id in self._opening:
             return await asyncio.shield(self._opening[session_id])
+        if session_id in self._retiring:  # its lock is being released: wait, then look again
+            await asyncio.gather(self._retiring[session_id], return_exceptions=True)
+            return await self.open(session_id, preset=preset, cwd=cwd, options=options)
         factory = self.factory
         if session_id is None:
             log = self.store.create(cwd=session_cwd(cwd, self.cwd), agent_preset=preset)
@@ -117,6 +187,7 @@ class AgentRegistry:
 
     async def close(self, agent_id: str) -> None:
         agent = self.live.pop(agent_id, None)
+        self._forget(agent_id)
         if agent is not None:
             await self._retire(agent)
 
@@ -143,3 +214,4 @@ def apply(ctx, config):
     registry = AgentRegistry(ctx, home, config["compression"], host_cwd())
     ctx.provide("agents", registry)
     ctx.effect(lambda: registry.drop_all, "agents.live()")
+    registry.keep_idle, registry.idle_release_s = config["keepIdle"], config["idleReleaseMs"] / 1000

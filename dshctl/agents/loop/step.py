@@ -77,10 +77,15 @@ async def stream_reply(agent, options: GenerateOptions, turn: int, step: int) ->
     """Every chunk is logged as it arrives; an abort keeps the delivered text as an interrupted message."""
     llm = agent.loop.llm()
     chunks, seqs = [], []
+    budget = _ReplyBudget(getattr(agent.loop, "config", {}))
     stream = await waterfall(agent.ctx, "llm/stream", options, default=lambda: llm.stream(options))
     try:
         async for chunk in stream:
             if agent.abort_event.is_set():
+                break
+            over = budget.spend(chunk)
+            if over is not None:   # an endless or oversized stream: stop reading it
+                chunks.append({"type": "finish", "reason": {"kind": "error", "failure": over.to_json()}})
                 break
             seqs.append(agent.append("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk})["seq"])
             chunks.append(chunk)
@@ -95,6 +100,25 @@ async def stream_reply(agent, options: GenerateOptions, turn: int, step: int) ->
         _keep_interrupted(agent, options, chunks, seqs, turn, step)
         raise TurnAborted()
     return chunks, seqs
+
+
+class _ReplyBudget:
+    """``maxReplyChunks`` and ``maxReplyBytes`` (of text deltas and tool-call arguments) per reply."""
+
+    def __init__(self, config: dict):
+        self.chunks_left = config.get("maxReplyChunks", 100_000)
+        self.bytes_left = config.get("maxReplyBytes", 32 * 1024 * 1024)
+
+    def spend(self, chunk) -> LlmFailure | None:
+        self.chunks_left -= 1
+        if isinstance(chunk, dict):
+            for key in ("text", "argumentsDelta", "delta", "arguments"):
+                if isinstance(chunk.get(key), str):
+                    self.bytes_left -= len(chunk[key])
+        if self.chunks_left < 0 or self.bytes_left < 0:
+            return LlmFailure("the model's reply went past maxReplyChunks / maxReplyBytes (an endless "
+                              "or oversized stream); the turn stops here", "STREAM_TOO_LONG")
+        return None
 
 
 def _keep_interrupted(agent, options, chunks, seqs, turn, step) -> None:

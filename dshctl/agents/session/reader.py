@@ -15,6 +15,7 @@ from pathlib import Path
 from dshctl.agents.session import frames
 from dshctl.agents.session.layout import ZSTD_SUFFIX
 from dshctl.agents.session.records import RecordError, decode_row, parse_header
+from dshctl.agents.session.trust import event_problem, frame_checksummed
 
 
 class CorruptLog(ValueError):
@@ -71,7 +72,7 @@ class _LineScanner:
             return False
         expected = len(self.events)
         for event in events:
-            if type(event) is not dict or event.get("seq") != expected:
+            if type(event) is not dict or event.get("seq") != expected or event_problem(event):
                 return False
             expected += 1
         self.events.extend(events)
@@ -92,6 +93,13 @@ class _LineScanner:
                 raise CorruptLog(self.issue)
             return
         for i, event in enumerate(decoded):
+            problem = event_problem(event) if isinstance(event, dict) else None
+            if problem is not None:  # valid JSON, not a valid event: a flipped bit, not trusted
+                del self.events[len(self.events) - i:]
+                self.issue = f"the event at line {self.line_no + 1} does not validate ({problem})"
+                if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
+                    raise CorruptLog(self.issue)
+                return
             if not isinstance(event, dict) or event.get("seq") != len(self.events):
                 expected = len(self.events)
                 del self.events[len(self.events) - i:]
@@ -118,6 +126,9 @@ def scan_raw(buf: bytes) -> LogScan:
     scan = LogScan(_header(buf[:nl]), size=len(buf))
     lines = _LineScanner(nl + 1)
     lines.feed(buf[nl + 1:])
+    if lines.issue is not None:  # a whole line (it ends in a newline) that is bad: damage, not a tear
+        raise CorruptLog(f"{lines.issue}; the line is complete, so the log is damaged (a crash "
+                         "only ever tears the last line); not trusted")
     scan.events = lines.events
     if lines.committed < len(buf):
         scan.truncate_to = lines.committed
@@ -129,6 +140,10 @@ def scan_zstd(buf: bytes) -> LogScan:
         found = frames.scan_frames(buf)
         if not found.frames:
             raise CorruptLog("empty or header-less Zstandard session log")
+        unchecked = [s for s, _ in found.frames if not frame_checksummed(buf, s)]
+        if unchecked:
+            raise CorruptLog(f"the Zstandard frame at byte {unchecked[0]} has no content checksum "
+                             "(dsh writes every frame with one); not trusted")
         start, end = found.frames[0]
         head = frames.decompress_frame(buf[start:end])
         if not head or head.find(b"\n") != len(head) - 1:

@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+from . import safe_fs
 from .definition import Tool, error_result, text_result
 from .workspace import OutsideWorkspace, Workspace
 
@@ -101,14 +102,16 @@ class FsTools:
         if target.stat().st_size > self.max_bytes and "startLine" not in args:
             return error_result(f"{args['path']!r} is larger than {self.max_bytes} bytes; read a line range "
                                 "(startLine/endLine)", "FILE_TOO_LARGE")
-        lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+        data, _size = safe_fs.read_bytes(self.ws.root, target)  # no link swapped in since resolve
+        lines = data.decode("utf-8").splitlines(keepends=True)
         start = args.get("startLine", 1)
         end = args.get("endLine", len(lines))
         return text_result("".join(lines[start - 1:end]))
 
     def _list(self, args):
         target = self.ws.resolve(args.get("path", "."))
-        entries = sorted(os.scandir(target), key=lambda e: e.name)
+        with safe_fs.open_dir(self.ws.root, target) as fd:
+            entries = sorted(os.scandir(fd), key=lambda e: e.name)
         return text_result("\n".join(e.name + ("/" if e.is_dir() else "") for e in entries))
 
     def _search(self, args):
@@ -120,11 +123,12 @@ class FsTools:
         found: list[str] = []
         files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
         for path in files:
-            if not path.resolve().is_relative_to(self.ws.root):
+            real = path.resolve()
+            if not real.is_relative_to(self.ws.root):
                 continue   # a symlink out of the workspace is not searched
             try:
-                text = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
+                text = safe_fs.read_bytes(self.ws.root, real)[0].decode("utf-8")
+            except (UnicodeDecodeError, OSError, OutsideWorkspace):
                 continue
             for number, line in enumerate(text.splitlines(), 1):
                 if pattern.search(line):
@@ -134,10 +138,8 @@ class FsTools:
         return text_result("\n".join(found) if found else "no matches")
 
     def _write(self, args):
-        from dshctl.core.fsutil import atomic_write
         target = self.ws.resolve(args["path"])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, args["content"])
+        safe_fs.write_atomic(self.ws.root, target, args["content"].encode("utf-8"))
         return text_result(f"wrote {len(args['content'].encode())} bytes to {self.ws.relative(target)}")
 
 

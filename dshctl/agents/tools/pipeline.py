@@ -16,6 +16,7 @@ import inspect
 import json
 from typing import Any
 
+from . import bounds
 from .definition import Tool, ToolRun, as_tool, error_result, normalize_result
 from .hooks import waterfall
 from .validation import argument_problem
@@ -26,12 +27,16 @@ DEFAULT_REPEAT_LIMIT = 3     # the same call (name + arguments) more often than 
 def parse_arguments(raw: Any) -> tuple[Any, str | None]:
     """(parsed, problem): empty text means ``{}``; text that is not JSON is a problem, not an exception."""
     if isinstance(raw, (dict, list)):
-        return raw, None
+        problem = bounds.value_problem(raw)  # bounded before anything walks it recursively
+        return ({}, problem) if problem else (raw, None)
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
+    problem = bounds.text_problem(raw) if isinstance(raw, str) else None
+    if problem:
+        return bounds.kept(raw), problem
     try:
         return json.loads(raw), None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         return raw, f"the arguments are not valid JSON ({exc}); send one JSON object"
 
 

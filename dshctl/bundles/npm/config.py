@@ -25,6 +25,7 @@ class Config:
     scopes: dict[str, str] = field(default_factory=dict)  # "@scope" -> registry URL
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # "//host/path/" -> token
     timeout: float = 30.0  # seconds, per request without progress
+    deadline: float = 120.0  # seconds for a whole request, retries included (fetch-deadline)
     retries: int = 2
     cache_policy: str = "default"  # cache.POLICIES: from prefer-offline / prefer-online
 
@@ -103,6 +104,10 @@ def load(profile_dir: Path | None, home: Path | None) -> Config:
             cfg.tokens[key[: -len(":_authToken")]] = value
     try:
         cfg.timeout = max(0.05, float(merged.get("fetch-timeout", "30000")) / 1000)
+    except ValueError:
+        pass
+    try:  # dshctl's own key: npm has no total deadline (a trickling registry never times out)
+        cfg.deadline = max(0.05, float(merged.get("fetch-deadline", "120000")) / 1000)
     except ValueError:
         pass
     try:

@@ -60,6 +60,8 @@ class NpmContext:
                 else config.cache_policy
             self._registry = Registry(config, cache=PackumentCache(self.store.root / "packuments"),
                                       policy=policy)
+            self._registry.max_packument_bytes = self.store.limits.packument_bytes
+            self._registry.max_tarball_bytes = self.store.limits.total_bytes
         return self._registry
 
     def close(self) -> None:

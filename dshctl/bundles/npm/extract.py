@@ -29,8 +29,8 @@ def _relative(name: str, what: str) -> str | None:
     return "/".join(parts[1:]) if len(parts) >= 2 else None
 
 
-def extract(data: bytes, dest: Path, *, what: str, limits: Limits) -> None:
-    """Unpack ``data`` (a .tgz) into ``dest``, which must not exist; on refusal nothing remains."""
+def extract(data: bytes | Path, dest: Path, *, what: str, limits: Limits) -> None:
+    """Unpack ``data`` (a .tgz, or the path of one) into ``dest``, which must not exist; on refusal nothing remains."""
     dest.mkdir(parents=True)
     try:
         if _extract(data, dest, what, limits):
@@ -40,10 +40,13 @@ def extract(data: bytes, dest: Path, *, what: str, limits: Limits) -> None:
         raise
 
 
-def _open(data: bytes, limits: Limits) -> tarfile.TarFile:
+def _open(data: bytes | Path, limits: Limits) -> tarfile.TarFile:
     """A gzip tarball is inflated in one call (much cheaper than tarfile's gzip stream), but never
     past what the limits allow plus tar's headers: a bigger one (a bomb) is streamed instead,
-    so the limits refuse it member by member, as for any other compression."""
+    so the limits refuse it member by member, as for any other compression. A tarball on disk is
+    mapped, not read into memory."""
+    if isinstance(data, Path):
+        return _open_file(data, limits)
     if data[:2] == b"\x1f\x8b":
         cap = limits.total_bytes + 1536 * (limits.files + 4)
         inflate = zlib.decompressobj(wbits=31)
@@ -56,7 +59,26 @@ def _open(data: bytes, limits: Limits) -> tarfile.TarFile:
     return tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
 
 
-def _extract(data: bytes, dest: Path, what: str, limits: Limits) -> bool:
+def _open_file(path: Path, limits: Limits) -> tarfile.TarFile:
+    import mmap
+
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            raise tarfile.ReadError("empty file")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            if view[:2] == b"\x1f\x8b":
+                cap = limits.total_bytes + 1536 * (limits.files + 4)
+                inflate = zlib.decompressobj(wbits=31)
+                try:
+                    raw = inflate.decompress(view, cap)
+                    if inflate.eof and not inflate.unused_data:
+                        return tarfile.open(fileobj=io.BytesIO(raw), mode="r:")
+                except zlib.error:
+                    pass  # tarfile's own reading names the damage
+    return tarfile.open(name=str(path), mode="r:*")
+
+
+def _extract(data: bytes | Path, dest: Path, what: str, limits: Limits) -> bool:
     """True when the package holds symbolic links."""
     budget = Budget(limits, what)
     links: set[str] = set()

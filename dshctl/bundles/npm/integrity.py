@@ -6,6 +6,7 @@ import binascii
 import hashlib
 
 _STRENGTH = {"sha512": 3, "sha384": 2, "sha256": 1}
+_DIGEST_BYTES = {"sha1": 20, "sha256": 32, "sha384": 48, "sha512": 64}
 
 
 class IntegrityError(Exception):
@@ -33,15 +34,33 @@ def expected(dist: dict) -> str:
 def store_key(sri: str) -> str:
     """A file-name-safe key for an SRI string: ``<algo>-<hex>``."""
     algo, _, b64 = sri.partition("-")
+    if algo not in _DIGEST_BYTES:  # the key names a store file: no other text may reach it
+        raise IntegrityError(f"integrity {sri[:80]!r} does not use sha1, sha256, sha384 or sha512")
     try:
-        return f"{algo}-{base64.b64decode(b64, validate=True).hex()}"
+        digest = base64.b64decode(b64, validate=True)
     except (binascii.Error, ValueError):
-        raise IntegrityError(f"integrity {sri!r} is not valid base64") from None
+        raise IntegrityError(f"integrity {sri[:80]!r} is not valid base64") from None
+    if len(digest) != _DIGEST_BYTES[algo]:
+        raise IntegrityError(f"integrity {sri[:80]!r} is not a {algo} digest")
+    return f"{algo}-{digest.hex()}"
 
 
 def check(data: bytes, sri: str) -> None:
     algo, _, b64 = sri.partition("-")
     digest = base64.b64encode(hashlib.new(algo, data).digest()).decode()
+    if digest != b64:
+        raise IntegrityError(f"integrity mismatch: the registry declares {sri[:24]}…, the tarball "
+                             f"has {algo}-{digest[:16]}…")
+
+
+def check_file(path, sri: str) -> None:
+    """``check`` for a file, read in blocks (a tarball is never held whole in memory)."""
+    algo, _, b64 = sri.partition("-")
+    hasher = hashlib.new(algo)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            hasher.update(block)
+    digest = base64.b64encode(hasher.digest()).decode()
     if digest != b64:
         raise IntegrityError(f"integrity mismatch: the registry declares {sri[:24]}…, the tarball "
                              f"has {algo}-{digest[:16]}…")

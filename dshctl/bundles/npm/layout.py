@@ -15,7 +15,9 @@ import shutil
 import stat
 from pathlib import Path
 
+from dshctl.bundles.npm.names import is_inside, is_valid_name
 from dshctl.bundles.package import _valid_name
+from dshctl.errors import DshctlError
 
 _SEGMENT = re.compile(r"node_modules/((?:@[^/]+/)?[^/]+)")
 
@@ -26,7 +28,7 @@ def check_path(path: str) -> bool:
     pos, names = 0, []
     while pos < len(path):
         m = _SEGMENT.match(path, pos)
-        if not m or not _valid_name(m.group(1)):
+        if not m or not _valid_name(m.group(1)) or not is_valid_name(m.group(1)):
             return False
         names.append(m.group(1))
         pos = m.end()
@@ -42,17 +44,34 @@ def name_of(path: str) -> str:
 
 
 def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
-    """Copy each stored tree to ``bundle_dir/<path>``, shallow paths first."""
+    """Copy each stored tree to ``bundle_dir/<path>``, shallow paths first. Every path is checked
+    before anything is written: a path from registry data or a lock lands inside the bundle's
+    ``node_modules`` (no ``..``, no vendored link leading out), or nothing is placed."""
+    vendored = bundle_dir / "node_modules"
+    bad = [path for path in trees if not check_path(path)]
+    if bad:
+        _refuse(bad[0], vendored)
     if trees:
-        vendored = bundle_dir / "node_modules"
         if vendored.is_symlink() or vendored.is_file():
             vendored.unlink()
     for path in sorted(trees, key=lambda p: (p.count("/"), p)):
         dest = bundle_dir / path
+        _check_placement(vendored, dest, path)  # before removing or writing anything there
         if os.path.lexists(dest):  # a vendored copy in the bundle's own tree: npm replaces it
             shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
         dest.parent.mkdir(parents=True, exist_ok=True)
         _link_tree(str(trees[path]), str(dest))
+
+
+def _check_placement(root: Path, dest: Path, path: str) -> None:
+    if not is_inside(root, dest.parent / "x"):  # through a vendored link leading out
+        _refuse(path, root)
+
+
+def _refuse(path: str, root: Path):
+    raise DshctlError(f"refusing to place the npm package path {path!r}: it would land "
+                      f"outside {root}", hint="the lock file or the registry metadata is "
+                      "hostile or damaged; nothing was placed")
 
 
 def _link_tree(src: str, dst: str) -> None:

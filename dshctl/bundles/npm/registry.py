@@ -20,6 +20,7 @@ from dshctl.bundles.npm.config import Config
 
 ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
 Progress = Callable[[int], None]
+MB = 1024 * 1024
 
 
 class FetchFailed(Exception):
@@ -58,6 +59,8 @@ class Registry:
         self._packuments: dict[str, dict] = {}
         self._inflight: dict[str, threading.Event] = {}
         self._failed: dict[str, FetchFailed] = {}
+        self.max_packument_bytes: int | None = 64 * MB  # set from Limits by deps.NpmContext
+        self.max_tarball_bytes: int | None = None
 
     def client_for(self, url: str) -> "httpx.Client":  # noqa: F821
         """One pooled client per scheme, made on first use: building the TLS context (loading the
@@ -68,10 +71,14 @@ class Registry:
             client = self._clients.get(scheme)
             if client is None:
                 t = self.config.timeout
+                from dshctl.bundles.npm.deadline import transport
+
+                pool = httpx.Limits(max_connections=16, max_keepalive_connections=16)
                 client = self._clients[scheme] = httpx.Client(
                     timeout=httpx.Timeout(t, connect=min(t, 10.0)), follow_redirects=False,
-                    verify=scheme == "https", trust_env=scheme == "https",
-                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+                    verify=scheme == "https", trust_env=scheme == "https", limits=pool,
+                    transport=transport(httpx, verify=scheme == "https",
+                                        trust_env=scheme == "https", limits=pool),
                     headers={"user-agent": "dshctl (npm registry client)"})
             return client
 
@@ -88,53 +95,65 @@ class Registry:
         return headers
 
     def _get(self, url: str, accept: str, sink: Progress | None = None,
-             conditional: dict[str, str] | None = None) -> tuple[int, object, bytes]:
+             conditional: dict[str, str] | None = None, *, max_bytes: int | None = None,
+             what: str = "answer", write: Callable[[bytes], None] | None = None,
+             restart: Callable[[], None] | None = None) -> tuple[int, object, bytes]:
         """(status, headers, body) of a 200, or of a 304 when ``conditional`` validators were
-        sent; every other answer raises FetchFailed."""
+        sent; every other answer raises FetchFailed. With ``write`` the body goes there as it
+        arrives (``restart`` empties it before a retry) and is not kept; past ``max_bytes`` the
+        answer is refused while it streams."""
         httpx = _httpx()
+        from dshctl.bundles.npm import deadline
+
         attempts = self.config.retries + 1
         redirects = 0
+        stop_at = time.monotonic() + self.config.deadline
         for attempt in range(attempts):
-            last = attempt == attempts - 1
+            last = attempt == attempts - 1 or time.monotonic() >= stop_at
+            if restart is not None:
+                restart()
             try:
                 headers = {**self._headers(url, accept), **(conditional or {})}
                 with self._lock:
                     self.requests += 1
-                with self.client_for(url).stream("GET", url, headers=headers) as resp:
+                with deadline.until(stop_at), \
+                        self.client_for(url).stream("GET", url, headers=headers) as resp:
                     if resp.status_code == 304 and conditional:
                         return 304, resp.headers, b""
                     if resp.status_code in (301, 302, 303, 307, 308) and redirects < 5:
                         url = httpx.URL(url).join(resp.headers.get("location", "")).__str__()
                         redirects += 1
                         continue
-                    if resp.status_code in (401, 403):
-                        raise FetchFailed(f"the registry refused access (HTTP {resp.status_code}); "
-                                          "check the _authToken for this registry in .npmrc")
-                    if resp.status_code == 404:
-                        raise FetchFailed("not found in the registry (HTTP 404)")
+                    if resp.status_code in (401, 403, 404):
+                        raise _refusal(resp.status_code)
                     if resp.status_code >= 500 or resp.status_code == 429:
                         if last:
                             raise FetchFailed(f"the registry answered HTTP {resp.status_code} "
                                               f"{attempts} times")
-                        _backoff(attempt)
+                        _backoff(attempt, stop_at)
                         continue
                     if resp.status_code != 200:
                         raise FetchFailed(f"unexpected HTTP {resp.status_code} from the registry")
-                    chunks = []
-                    for chunk in resp.iter_bytes():
-                        chunks.append(chunk)
-                        if sink:
-                            sink(len(chunk))
-                    return 200, resp.headers, b"".join(chunks)
+                    return 200, resp.headers, _body(resp, sink, max_bytes, what, write)
+            except TooBig:
+                raise
             except httpx.TimeoutException:
-                if last:
-                    raise FetchFailed(f"no answer within {self.config.timeout:g} s, "
-                                      f"{attempts} times (fetch-timeout)") from None
+                if last or time.monotonic() >= stop_at:
+                    raise self._timed_out(url, attempt, stop_at) from None
             except httpx.HTTPError as exc:
                 if last:
-                    raise FetchFailed(f"cannot reach the registry ({type(exc).__name__})") from None
-            _backoff(attempt)
+                    raise FetchFailed(f"cannot reach the registry {_origin(url)} "
+                                      f"({type(exc).__name__})") from None
+            _backoff(attempt, stop_at)
         raise FetchFailed("too many redirects from the registry")
+
+    def _timed_out(self, url: str, attempt: int, stop_at: float) -> FetchFailed:
+        if time.monotonic() >= stop_at:
+            return FetchFailed(f"no answer within {self.config.deadline:g} s from {_origin(url)} "
+                               f"(fetch-deadline, the whole request: {attempt + 1} attempt(s)); it "
+                               "sends too slowly or not at all")
+        return FetchFailed(f"no answer within {self.config.timeout:g} s from {_origin(url)}, "
+                           f"{attempt + 1} times (fetch-timeout)")
 
     def packument(self, name: str) -> dict:
         """The (abbreviated) packument of ``name``; fetched once per run, shared by threads."""
@@ -195,7 +214,8 @@ class Registry:
         if self.policy == "offline":
             raise FetchFailed("offline: its packument is not in the store's cache")
         status, headers, body = self._get(url, ACCEPT, conditional=cached.validators()
-                                          if cached is not None else None)
+                                          if cached is not None else None,
+                                          max_bytes=self.max_packument_bytes, what="packument")
         if status == 304:
             entry: Entry | None = cached.renewed(headers)
             doc = cached.body
@@ -224,11 +244,78 @@ class Registry:
     def tarball(self, url: str, sink: Progress | None = None) -> bytes:
         if self.policy == "offline":
             raise FetchFailed("offline: the tarball is not in the store")
-        return self._get(url, "application/octet-stream, */*", sink)[2]
+        return self._get(url, "application/octet-stream, */*", sink,
+                         max_bytes=self.max_tarball_bytes, what="tarball")[2]
+
+    def tarball_to(self, url: str, dest, sink: Progress | None = None) -> int:
+        """Stream the tarball into the new file ``dest`` (never whole in memory); its size."""
+        if self.policy == "offline":
+            raise FetchFailed("offline: the tarball is not in the store")
+        import os
+
+        fd = os.open(dest, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            def restart() -> None:
+                out.seek(0)
+                out.truncate()
+            self._get(url, "application/octet-stream, */*", sink, max_bytes=self.max_tarball_bytes,
+                      what="tarball", write=out.write, restart=restart)
+            return out.tell()
 
 
-def _backoff(attempt: int) -> None:
-    time.sleep(min(2.0, 0.1 * (2 ** attempt)))
+def _refusal(status: int) -> FetchFailed:
+    if status == 404:
+        return FetchFailed("not found in the registry (HTTP 404)")
+    return FetchFailed(f"the registry refused access (HTTP {status}); check the _authToken for "
+                       "this registry in .npmrc")
+
+
+class TooBig(FetchFailed):
+    """An answer past its size cap: refused at once, never retried."""
+
+
+def _body(resp, sink: Progress | None, max_bytes: int | None, what: str,
+          write: Callable[[bytes], None] | None) -> bytes:
+    """The body, counted against ``max_bytes`` (the announced length first, then what arrives)."""
+    def too_big(size: str) -> TooBig:
+        flag = "--max-package-mb" if what == "tarball" else "--max-packument-mb"
+        return TooBig(f"the {what} is {size} the limit of {max_bytes / MB:g} MB ({flag} "
+                      "raises it)")
+    if max_bytes is not None:
+        try:
+            announced = int(resp.headers.get("content-length", ""))
+        except ValueError:
+            announced = None
+        if announced is not None and announced > max_bytes:
+            raise too_big(f"{announced / MB:.1f} MB, over")
+    chunks: list[bytes] = []
+    received = 0
+    for chunk in resp.iter_bytes():
+        received += len(chunk)
+        if max_bytes is not None and received > max_bytes:
+            raise too_big("larger than")
+        if write is not None:
+            write(chunk)
+        else:
+            chunks.append(chunk)
+        if sink:
+            sink(len(chunk))
+    return b"".join(chunks)
+
+
+def _backoff(attempt: int, stop_at: float | None = None) -> None:
+    pause = min(2.0, 0.1 * (2 ** attempt))
+    if stop_at is not None:
+        pause = max(0.0, min(pause, stop_at - time.monotonic()))
+    time.sleep(pause)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, without credentials: which registry, in messages."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
 
 
 def _valid(doc: object) -> bool:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from dshctl.bundles.npm.names import describe_invalid, is_valid_name
 from dshctl.bundles.npm.pick import NoMatch, is_registry_spec, pick, platform_problem
 from dshctl.bundles.npm.registry import FetchFailed, Registry
 from dshctl.bundles.semver import InvalidRange, Range
@@ -145,7 +146,8 @@ class Resolver:
 
     def _prefetch(self, manifest: dict) -> None:
         for name, spec, _ in _edges(manifest):
-            if name in self._asked or not is_registry_spec(spec) or is_git_spec(spec):
+            if name in self._asked or not is_registry_spec(spec) or is_git_spec(spec) or \
+                    not is_valid_name(name):
                 continue
             self._asked.add(name)  # one packument per name: no thread waits on another's request
             if self.registry.cached(name) is None:  # a cached one needs no thread
@@ -183,6 +185,7 @@ class Resolver:
         """Pick versions for the node's unmet edges, then place them in name order."""
         picks = []
         for name, spec, optional in _edges(node.manifest):
+            self._check_name(node, name, spec)
             current = node.resolve(name)
             if current is not None and current is not node and _satisfies(current, spec):
                 current.edges_in.append((node, spec))
@@ -205,6 +208,16 @@ class Resolver:
                 self.on_place(child)
             placed.append(child)
         return placed
+
+    def _check_name(self, node: Node, name: str, spec: str) -> None:
+        """A name npm would refuse never becomes a path (``../../.ssh``), optional or not."""
+        problem = describe_invalid(name)
+        if problem:
+            raise ResolveError(f"{problem}: declared as a dependency ({spec!r}) by "
+                               f"{node.name}@{node.version} for {self.bundle} ({node.chain()}); "
+                               "nothing was installed",
+                               hint="the bundle or one of its dependencies is broken or hostile; "
+                                    "report it to its author and do not install it")
 
     def _pick(self, node: Node, name: str, spec: str, optional: bool) -> dict | None:
         where = f"{name}@{spec} needed by {self.bundle} ({node.chain()})"
@@ -294,6 +307,10 @@ def _hint(exc: Exception) -> str:
         return "set //<registry host>/:_authToken in .npmrc (profile, $DSH_HOME or ~)"
     if "404" in text:
         return "check the package name, or the registry (npm_config_registry, .npmrc registry=)"
+    if "raises it)" in text:  # a size cap (registry.TooBig)
+        return "raise the limit with the flag named above if you trust the registry"
+    if "HTTP 429" in text:
+        return "the registry is rate-limiting dshctl; wait a minute and try again"
     if "satisfies" in text:
         return "the bundle asks for a version the registry does not have; ask its author"
     if "HTTP 5" in text or "no answer" in text or "reach" in text:

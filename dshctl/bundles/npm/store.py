@@ -11,15 +11,17 @@ and inspected there; only a package that passed every check is renamed into the 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dshctl.bundles.limits import Limits
+from dshctl.bundles.limits import Limits, TooLarge
 from dshctl.bundles.npm import integrity as sri
-from dshctl.bundles.npm.registry import FetchFailed, Registry
+from dshctl.bundles.npm.registry import FetchFailed, Registry, TooBig
 from dshctl.bundles.npm.scripts import install_scripts
 from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
 from dshctl.bundles.transaction import Faults
@@ -51,25 +53,37 @@ class NpmStore:
         self.limits = limits or Limits()
         self._early: dict = {}  # integrity -> Future of a download started during resolution
         self._early_pool = None  # a ThreadPoolExecutor once a download starts
+        self._early_dir: Path | None = None  # where early downloads stream to
 
     def download_early(self, registry: Registry, want: Wanted) -> None:
         """Start downloading a package the resolver just placed, so the network overlaps the
-        resolution (as pnpm does). Bytes only, in memory: nothing reaches the disk before
-        ``ensure_all`` checks and unpacks them under the store lock; a failure is reported there,
-        by the normal path, with the package's context."""
+        resolution (as pnpm does). Into this run's own download directory (``tmp/dl-*``), never
+        the store: ``ensure_all`` checks and unpacks the file under the store lock; a failure is
+        reported there, by the normal path, with the package's context."""
         if want.integrity in self._early or self.get(want) is not None:
             return
         if self._early_pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
             self._early_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="early")
-        self._early[want.integrity] = self._early_pool.submit(registry.tarball, want.resolved)
+        dest = self._download_dir() / f"{len(self._early)}.tgz"
+        self._early[want.integrity] = self._early_pool.submit(
+            lambda: (registry.tarball_to(want.resolved, dest), dest)[1])
+
+    def _download_dir(self) -> Path:
+        if self._early_dir is None:
+            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+            self._early_dir = Path(tempfile.mkdtemp(prefix="dl-", dir=self.root / "tmp"))
+        return self._early_dir
 
     def close(self) -> None:
         if self._early_pool is not None:
             self._early_pool.shutdown(wait=True, cancel_futures=True)
             self._early_pool = None
         self._early.clear()
+        if self._early_dir is not None:
+            shutil.rmtree(self._early_dir, ignore_errors=True)
+            self._early_dir = None
 
     def _key(self, want: Wanted) -> str:
         try:
@@ -123,48 +137,54 @@ class NpmStore:
                     jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
                             for i, w in enumerate(missing.values())]
                     for done, (want, job) in enumerate(jobs, 1):
-                        data, scripts = job.result()
+                        tgz, scripts = job.result()
                         if progress:
                             progress(f"downloaded {done}/{len(jobs)} npm packages "
                                      f"({received[0] / 1024:.0f} KiB)")
                         out[want.integrity] = self.get(want) or \
-                            self._add(want, data, scratch / str(done - 1), scripts)
+                            self._add(want, tgz, scratch / str(done - 1), scripts)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
         return out
 
-    def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[bytes, dict]:
-        """Download, check the integrity, extract into scratch ``dest``: nothing in the store."""
+    def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[Path, dict]:
+        """Download (streamed to a file in scratch), check the integrity, extract into scratch
+        ``dest``: nothing in the store, and the tarball never whole in memory."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
         early = self._early.pop(want.integrity, None)
         try:
-            data = early.result() if early is not None else None
+            tgz = early.result() if early is not None else None
         except Exception:  # noqa: BLE001 - asked again below, where a failure gets its message
-            data = None
+            tgz = None
         try:
-            if data is None:
-                data = registry.tarball(want.resolved, sink)
+            if tgz is None:
+                tgz = dest.with_name(dest.name + ".tgz")
+                registry.tarball_to(want.resolved, tgz, sink)
             elif sink:
-                sink(len(data))
+                sink(tgz.stat().st_size)
+        except TooBig as exc:
+            raise TooLarge(f"{what}: tarball {_public(want.resolved)}: {exc}",
+                           hint="raise the limit with --max-package-mb if you trust this "
+                                "package; nothing was installed") from None
         except FetchFailed as exc:
             raise DshctlError(f"{what}: tarball {_public(want.resolved)}: {exc}",
                               hint="try again later, or check the registry settings") from None
         try:
-            sri.check(data, want.integrity)
+            sri.check_file(tgz, want.integrity)
         except (sri.IntegrityError, ValueError) as exc:
             raise DshctlError(f"{what}: {exc}", hint="the registry or a proxy serves a damaged "
                               "or altered tarball; nothing was installed") from None
         from dshctl.bundles.npm.extract import extract  # tarfile: only when there is one
 
-        extract(data, dest, what=what, limits=self.limits)
-        return data, install_scripts(dest)
+        extract(tgz, dest, what=what, limits=self.limits)
+        return tgz, install_scripts(dest)
 
-    def _add(self, want: Wanted, data: bytes, unpacked: Path, scripts: dict) -> StoredTree:
+    def _add(self, want: Wanted, tgz: Path, unpacked: Path, scripts: dict) -> StoredTree:
         key = self._key(want)
         for sub in ("tarballs", "trees"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.faults.before_write(f"store tarball {want.name}")
-        write_unsynced(self.root / "tarballs" / f"{key}.tgz", data)
+        os.replace(tgz, self.root / "tarballs" / f"{key}.tgz")  # same filesystem: a rename
         final = self.root / "trees" / key
         if final.exists():  # an interrupted earlier run left a tree without metadata
             shutil.rmtree(final)
@@ -180,6 +200,13 @@ class NpmStore:
         """Remove scratch left by killed runs; call under the store lock."""
         for stale in (self.root / "tmp").glob("npm-*"):
             shutil.rmtree(stale, ignore_errors=True)
+        for stale in (self.root / "tmp").glob("dl-*"):  # another run's, unless it is recent
+            try:
+                old = time.time() - stale.stat().st_mtime > 3600
+            except OSError:
+                continue
+            if old and stale != self._early_dir:
+                shutil.rmtree(stale, ignore_errors=True)
 
 
 def _public(url: str) -> str:

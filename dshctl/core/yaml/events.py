@@ -8,7 +8,7 @@ import io
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import YAMLError
-from ruamel.yaml.scanner import Scanner
+from ruamel.yaml.scanner import Scanner, ScannerError
 
 from dshctl.core.yaml.blocktokens import flow_query_or_dash
 
@@ -59,6 +59,20 @@ class _JsYamlFlowScanner(Scanner):
             following = self.reader.peek(1)
             return following not in _END_OR_SPACE and following not in ",[]{}"
         return super().check_plain()
+
+
+    def stale_possible_simple_keys(self) -> None:
+        """ruamel (like libyaml) drops a possible implicit key after 1,024 characters, as YAML
+        suggests; js-yaml has no such limit, so ``{<1,100 characters>: 1}`` is an error here and a
+        mapping for dsh. Only the single-line rule stays (issue 28: ``profile disable`` exited 3
+        on a file ``lint`` accepted)."""
+        for level in list(self.possible_simple_keys):
+            key = self.possible_simple_keys[level]
+            if key.line != self.reader.line:
+                if key.required:
+                    raise ScannerError("while scanning a simple key", key.mark,
+                                       "could not find expected ':'", self.reader.get_mark())
+                del self.possible_simple_keys[level]
 
 
 _END_OR_SPACE = " \t\r\n\0\x85\u2028\u2029"

@@ -129,9 +129,22 @@ class EditableYaml:
             node = node[step]
         return node
 
+    def _parse_spans(self) -> Span | None:
+        from ruamel.yaml.error import YAMLError
+
+        try:
+            return parse_spans(self._text)
+        except YAMLError as exc:  # the loader took the text (it fell back to the js-yaml port)
+            mark = getattr(exc, "problem_mark", None)
+            raise DshctlError(f"this file cannot be edited in place: the editor's parser stops at "
+                              f"{getattr(exc, 'problem', None) or exc}",
+                              loc=Loc(str(self.path), mark.line + 1 if mark else 0,
+                                      mark.column + 1 if mark else 0),
+                              hint="edit it by hand; dsh reads it as it is") from None
+
     def _span(self, path: tuple, kind: str) -> Span:
         if self._spans is None:
-            self._spans = parse_spans(self._text)
+            self._spans = self._parse_spans()
         span = self._spans
         try:
             for step in path:
