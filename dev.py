@@ -127,7 +127,7 @@ def summarize(path: str, body: str) -> str:
 # are what ../shared/dsh/setup.sh needs besides npm to set up the real dsh (tests/dsh/real_dsh.py);
 # Debian has them on every system, a slim image may not.
 TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "tar": "tar", "gzip": "gzip",
-              "flock": "util-linux"}
+              "flock": "util-linux", "etcd": "etcd-server"}   # etcd: the fleet tests (tests/fleet/)
 
 
 def ensure_node() -> None:
