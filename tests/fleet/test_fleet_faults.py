@@ -1,0 +1,62 @@
+"""Faults with a real etcd: stopped under running hosts, and away when a host boots."""
+from __future__ import annotations
+
+from tests.host.helpers import HostProcess, row_map, write
+
+from .conftest import home, status, wait_until
+from .test_fleet_hosts import all_on, fleet_args, publish
+
+
+def revisions_applied(host: HostProcess) -> list[int]:
+    """Every revision the host started applying, from all of its log lines so far."""
+    host.wait_for("reload/applied")
+    while not host.lines.empty():
+        host.seen.append(host.lines.get())
+    return [e["revision"] for e in host.seen if e["event"] == "fleet/revision"]
+
+
+def test_etcd_stopped_hosts_keep_serving_and_catch_up_once_without_duplicates(tmp_path, own_etcd, prefix):
+    pub = home(tmp_path, "pub")
+    publish(pub, own_etcd.url, prefix)
+    with HostProcess(home(tmp_path, "h"), "p", *fleet_args(own_etcd.url, prefix, "h")) as host:
+        wait_until(all_on(own_etcd.url, prefix, 1, 1), what="revision 1")
+        own_etcd.stop()
+        host.wait_for("fleet/offline")
+        assert row_map(host.status()["rows"])["a"][1] == "ACTIVE"   # the tree keeps running
+        own_etcd.start()
+        host.wait_for("fleet/online")
+        write(pub / "profiles" / "p" / "cordis.patch.yml", "- id: c\n  config: {tag: two}\n")
+        publish(pub, own_etcd.url, prefix)
+        wait_until(all_on(own_etcd.url, prefix, 2, 1), what="revision 2 after the outage")
+        assert revisions_applied(host) == [2]
+        assert row_map(host.status()["rows"])["c"][2] == {"tag": "two"}
+
+
+def test_a_host_booting_while_etcd_is_away_runs_its_saved_revision_then_the_latest(tmp_path, own_etcd, prefix):
+    pub = home(tmp_path, "pub", user="- id: c\n  config: {tag: one}\n")
+    publish(pub, own_etcd.url, prefix)
+    h = home(tmp_path, "h")
+    with HostProcess(h, "p", *fleet_args(own_etcd.url, prefix, "h")):
+        wait_until(all_on(own_etcd.url, prefix, 1, 1), what="revision 1")
+    own_etcd.stop()
+    with HostProcess(h, "p", *fleet_args(own_etcd.url, prefix, "h")) as host:
+        offline = host.wait_for("fleet/offline")
+        assert "revision 1, the last this host applied" in offline["message"]
+        assert row_map(host.status()["rows"])["c"][2] == {"tag": "one"}
+        own_etcd.start()
+        write(pub / "profiles" / "p" / "cordis.patch.yml", "- id: c\n  config: {tag: two}\n")
+        publish(pub, own_etcd.url, prefix)
+        code, doc = wait_until(all_on(own_etcd.url, prefix, 2, 1), what="revision 2")
+        assert code == 0 and doc["hosts"][0]["running_revision"] == 2
+        assert revisions_applied(host) == [2]
+
+
+def test_a_host_with_no_etcd_and_nothing_saved_says_so_in_one_line(tmp_path, own_etcd, prefix):
+    own_etcd.stop()
+    from .conftest import dshctl
+    result = dshctl("host", "run", *fleet_args(own_etcd.url, prefix, "h"), "--for", "1",
+                    home=home(tmp_path, "h"))
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("dshctl: error:")]
+    assert len(errors) == 1 and "no fleet revision to run" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr
