@@ -41,6 +41,10 @@ def publish(ctx: typer.Context, etcd: EtcdOpt, prefix: PrefixOpt = "/dshctl", ho
             patch: Annotated[Optional[List[Path]], typer.Option(
                 "--patch", help="An extra patch file composed after the user layers (repeatable).",
                 show_default=False)] = None,
+            canary: Annotated[int, typer.Option(
+                "--canary", help="Stage it: N live hosts first, the rest once all N applied it.")] = 0,
+            canary_wait: Annotated[float, typer.Option(
+                "--canary-wait", help="Seconds the canaries have to report it applied.")] = 60.0,
             fmt: FormatOpt = "text") -> None:
     """Lint and compose the profile as `profile dump` does and write it as the fleet's next revision.
 
@@ -53,10 +57,20 @@ def publish(ctx: typer.Context, etcd: EtcdOpt, prefix: PrefixOpt = "/dshctl", ho
     check_format(fmt)
     s = effective(ctx, home, profile)
     keys = Keys(prefix)
+    if canary < 0 or not 0 < canary_wait <= 3600:
+        from dshctl.errors import UsageError
+        raise UsageError("--canary takes N >= 0 and --canary-wait 0 < SECONDS <= 3600",
+                         hint="e.g. --canary 2 --canary-wait 30")
     P.build(s.home, s.profile, patch or [])   # refusals before any network
-    doc = _run(lambda e: P.publish(e, keys, s.home, s.profile, patch or []), etcd)
+    if canary:
+        from dshctl.fleet.rollout import publish_canary
+        doc = _run(lambda e: publish_canary(e, keys, s.home, s.profile, patch or [], canary, canary_wait), etcd)
+        staged = f" after canaries {', '.join(doc['canary'])} applied it"
+    else:
+        doc = _run(lambda e: P.publish(e, keys, s.home, s.profile, patch or []), etcd)
+        staged = ""
     _say(doc, fmt, f"published revision {doc['revision']} of profile {doc['profile']!r} "
-                   f"({len(doc['layers'])} layer(s), digest {doc['digest'][:12]}) under {keys.prefix}")
+                   f"({len(doc['layers'])} layer(s), digest {doc['digest'][:12]}) under {keys.prefix}{staged}")
 
 
 def rollback(etcd: EtcdOpt, to: Annotated[int, typer.Option("--to", help="The revision to return to.")],
@@ -102,13 +116,21 @@ def _say(doc: dict, fmt: str, line: str) -> None:
 
 def _print_status(doc: dict) -> None:
     typer.echo(f"latest revision: {doc['latest'] or 'none'} ({doc['prefix']})")
+    rollout = doc.get("rollout")
+    if rollout and rollout.get("canary"):
+        typer.echo(f"  canary of revision {rollout['revision']} on {', '.join(rollout['canary'])}; "
+                   f"the others stay on {rollout['stable']}")
+    if rollout and rollout.get("halted"):
+        typer.echo(f"  rollout of revision {rollout['revision']} halted: {rollout['halted'].get('why')}; "
+                   f"every host stays on {rollout['stable']}")
     for h in doc["hosts"]:
         mark = "ok" if h["current"] else "BEHIND"
-        typer.echo(f"  {h['host_id']}: revision {h.get('running_revision')} running, revision "
+        typer.echo(f"  {h['host_id']}: revision {h.get('running_revision')} running (wants {h.get('wanted')}), revision "
                    f"{h.get('revision')} {h.get('verdict')} at {h.get('at')} [{mark}]")
         for row in h.get("failed_rows") or []:
+            also = f" (config set at {row['config_loc']})" if row.get("config_loc") else ""
             typer.echo(f"    {row.get('loc') or '?'}: row {row.get('id')} ({row.get('name')}) failed: "
-                       f"{row.get('reason')}")
+                       f"{row.get('reason')}{also}")
         for err in h.get("errors") or []:
             where = f"{err['loc']}: " if err.get("loc") else ""
             typer.echo(f"    {where}{err.get('message')}")

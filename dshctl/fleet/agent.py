@@ -63,16 +63,17 @@ class FleetAgent:
         await self.etcd.__aenter__()
         try:
             head = await P.read_head(self.etcd, self.keys)
-            while head.number == 0:
+            while head.wanted(self.options.host_id) == 0:
                 if self.attempted is None:
                     self.attempted = 0
                     self.log.event("fleet/waiting", f"no revision published under {self.keys.prefix} yet; "
                                    "waiting for `dshctl fleet publish`")
                 await asyncio.sleep(0.2)
                 head = await P.read_head(self.etcd, self.keys)
-            self.composer.revision = await P.load_revision(self.etcd, self.keys, head.number)
-            self.log.event("fleet/connected", f"etcd {self.options.url}: booting revision {head.number}",
-                           revision=head.number)
+            wanted = head.wanted(self.options.host_id)
+            self.composer.revision = await P.load_revision(self.etcd, self.keys, wanted)
+            self.log.event("fleet/connected", f"etcd {self.options.url}: booting revision {wanted}",
+                           revision=wanted)
         except EtcdUnavailable as err:
             self.offline = True
             self.composer.revision = self._load_cache()
@@ -139,12 +140,9 @@ class FleetAgent:
                 head = await P.read_head(self.etcd, self.keys)
                 self._online()
                 delay = RETRY_MIN_S
-                if head.number and head.number != self.attempted:
-                    await self.apply(head.number)
+                await self._apply_head(head)
                 async for kv in self.etcd.watch(self.keys.head, head.mod_revision + 1):
-                    number = int(kv.value)
-                    if number != self.attempted:
-                        await self.apply(number)
+                    await self._apply_head(P.Head.parse(kv.value, kv.mod_revision))
             except EtcdUnavailable as err:
                 if not self.offline:
                     self.offline = True
@@ -159,6 +157,12 @@ class FleetAgent:
         if self.offline:
             self.offline = False
             self.log.event("fleet/online", f"etcd {self.options.url} reachable again")
+
+    async def _apply_head(self, head) -> None:
+        """The revision the head wants for this host, unless it is the one tried last."""
+        wanted = head.wanted(self.options.host_id)
+        if wanted and wanted != self.attempted:
+            await self.apply(wanted)
 
     async def apply(self, number: int) -> None:
         doc = await P.load_revision(self.etcd, self.keys, number)

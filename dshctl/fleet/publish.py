@@ -21,8 +21,37 @@ from .keys import Keys
 
 @dataclass
 class Head:
-    number: int          # 0: nothing published yet
+    """The head key: a plain number (every host runs it), or during a staged rollout a JSON object
+    ``{"revision": K, "stable": S, "canary": [ids], "halted": {...}}``: the canaries run K, the
+    others S; a halted rollout has no canaries left (everyone runs S) and says why."""
+
+    number: int          # the newest revision written (0: nothing published yet)
     mod_revision: int    # etcd's mod revision of the head key (0: absent)
+    stable: int = 0      # what every host not in ``canary`` runs
+    canary: tuple = ()
+    halted: dict | None = None
+
+    def wanted(self, host_id: str) -> int:
+        return self.number if host_id in self.canary else self.stable
+
+    @classmethod
+    def parse(cls, value: str, mod_revision: int) -> "Head":
+        value = value.strip()
+        if value.isdigit():
+            return cls(int(value), mod_revision, int(value))
+        try:
+            doc = json.loads(value)
+            return cls(int(doc["revision"]), mod_revision, int(doc["stable"]), tuple(doc.get("canary") or ()),
+                       doc.get("halted"))
+        except (ValueError, KeyError, TypeError):
+            raise DshctlError(f"the fleet head holds {value[:60]!r}, not a revision",
+                              hint="publish again with `dshctl fleet publish`") from None
+
+    def encode(self) -> str:
+        if not self.canary and self.halted is None and self.stable == self.number:
+            return str(self.number)
+        return json.dumps({"revision": self.number, "stable": self.stable, "canary": list(self.canary),
+                           "halted": self.halted}, sort_keys=True)
 
 
 class PublishLost(DshctlError):
@@ -79,16 +108,18 @@ async def read_head(etcd: Etcd, keys: Keys) -> Head:
     kv = await etcd.get(keys.head)
     if kv is None:
         return Head(0, 0)
-    return Head(int(kv.value), kv.mod_revision)
+    return Head.parse(kv.value, kv.mod_revision)
 
 
-async def commit(etcd: Etcd, keys: Keys, head: Head, doc: dict) -> int:
-    """Write ``doc`` as revision ``head.number + 1`` if the head is still ``head``; its number."""
+async def commit(etcd: Etcd, keys: Keys, head: Head, doc: dict, canary: Sequence[str] = ()) -> int:
+    """Write ``doc`` as revision ``head.number + 1`` if the head is still ``head``; its number. With
+    ``canary`` hosts, only they are to run it (the others stay on the head's stable revision)."""
     number = head.number + 1
     doc = {**doc, "revision": number}
+    new_head = Head(number, 0, head.stable if canary else number, tuple(canary))
     ok, _ = await etcd.txn([compare_mod(keys.head, head.mod_revision)],
                            [put_op(keys.revision(number), json.dumps(doc, sort_keys=True)),
-                            put_op(keys.head, str(number))])
+                            put_op(keys.head, new_head.encode())])
     if not ok:
         now = await read_head(etcd, keys)
         raise PublishLost(f"another publish won: revision {now.number} was written first; nothing was "

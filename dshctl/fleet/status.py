@@ -20,9 +20,15 @@ async def fleet_status(etcd: Etcd, keys: Keys) -> dict:
     hosts = []
     for host_id in sorted(live):
         report = live[host_id]
-        current = report.get("running_revision") == head.number and report.get("verdict") == "applied"
-        hosts.append({**report, "host_id": host_id, "current": current})
+        wanted = head.wanted(host_id)
+        current = report.get("running_revision") == wanted and report.get("verdict") == "applied"
+        hosts.append({**report, "host_id": host_id, "wanted": wanted, "current": current})
     behind = [h["host_id"] for h in hosts if not h["current"]]
     expired = sorted(m for m in members if m not in live)
-    return {"prefix": keys.prefix, "latest": head.number or None, "hosts": hosts, "behind": behind,
-            "expired": expired, "ok": head.number > 0 and not behind}
+    rollout = None
+    if head.canary or head.halted:
+        rollout = {"revision": head.number, "stable": head.stable, "canary": list(head.canary),
+                   "halted": head.halted}
+    return {"prefix": keys.prefix, "latest": head.number or None, "stable": head.stable or None,
+            "rollout": rollout, "hosts": hosts, "behind": behind, "expired": expired,
+            "ok": head.number > 0 and not behind and rollout is None}
