@@ -254,7 +254,8 @@ def test_terminal_is_rich_unless_no_color(args):
 # and none of them may import heavy modules at import time, so `dshctl lint --help` stays cheap too --
 
 HEAVY = ("ruamel", "jsonschema", "referencing", "asyncio", "watchfiles", "packaging", "dshctl.core.yaml.dialect",
-         "dshctl.lint", "dshctl.report", "dshctl.bundles", "dshctl.runtime", "dshctl.loader", "dshctl.host")
+         "dshctl.lint", "dshctl.report", "dshctl.bundles", "dshctl.runtime", "dshctl.loader", "dshctl.host",
+         "dshctl.fleet", "httpx")
 
 
 def test_command_modules_import_no_heavy_module():
