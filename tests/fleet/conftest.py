@@ -31,20 +31,29 @@ def free_port() -> int:
 
 
 class EtcdServer:
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, name: str = "t"):
         self.data_dir = data_dir
+        self.name = name
         self.client_port, self.peer_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.client_port}"
+        self.peer = f"http://127.0.0.1:{self.peer_port}"
+        self.cluster = f"{name}={self.peer}"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "EtcdServer":
-        peer = f"http://127.0.0.1:{self.peer_port}"
+    def spawn(self) -> None:
         self.log = open(self.data_dir.with_suffix(".log"), "ab")
         self.proc = subprocess.Popen(
-            [shutil.which("etcd"), "--name", "t", "--data-dir", str(self.data_dir),
+            [shutil.which("etcd"), "--name", self.name, "--data-dir", str(self.data_dir),
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
-             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-             "--initial-cluster", f"t={peer}"], stdout=self.log, stderr=self.log)
+             "--listen-peer-urls", self.peer, "--initial-advertise-peer-urls", self.peer,
+             "--initial-cluster", self.cluster, "--initial-cluster-token", "dshctl-tests"],
+            stdout=self.log, stderr=self.log)
+
+    def start(self) -> "EtcdServer":
+        self.spawn()
+        return self.ready()
+
+    def ready(self) -> "EtcdServer":
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -75,6 +84,20 @@ def own_etcd(tmp_path):
     server = EtcdServer(tmp_path / "etcd-data").start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """Three members on loopback; ``url`` lists every client endpoint."""
+    members = [EtcdServer(tmp_path / f"member{i}", f"m{i}") for i in range(3)]
+    for m in members:
+        m.cluster = ",".join(f"{x.name}={x.peer}" for x in members)
+        m.spawn()
+    for m in members:
+        m.ready()
+    yield members
+    for m in members:
+        m.stop()
 
 
 @pytest.fixture

@@ -60,3 +60,18 @@ def test_a_host_with_no_etcd_and_nothing_saved_says_so_in_one_line(tmp_path, own
     errors = [line for line in result.stderr.splitlines() if line.startswith("dshctl: error:")]
     assert len(errors) == 1 and "no fleet revision to run" in errors[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_one_member_of_three_lost_publishing_and_watching_go_on(tmp_path, cluster, prefix):
+    urls = ",".join(m.url for m in cluster)
+    pub = home(tmp_path, "pub")
+    publish(pub, urls, prefix)
+    with HostProcess(home(tmp_path, "h"), "p", *fleet_args(urls, prefix, "h")) as host:
+        wait_until(all_on(urls, prefix, 1, 1), what="revision 1")
+        cluster[0].stop()   # the member both the host and the publisher talked to first
+        write(pub / "profiles" / "p" / "cordis.patch.yml", "- id: c\n  config: {tag: two}\n")
+        publish(pub, urls, prefix)
+        code, _ = wait_until(all_on(urls, prefix, 2, 1), what="revision 2 with a member down")
+        assert code == 0
+        assert revisions_applied(host) == [2]
+        assert row_map(host.status()["rows"])["c"][2] == {"tag": "two"}
