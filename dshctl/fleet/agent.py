@@ -23,7 +23,7 @@ from dshctl.host import state_dir
 
 from . import publish as P
 from . import revision as R
-from .etcd import Etcd, EtcdUnavailable
+from .etcd import Etcd, EtcdError, EtcdUnavailable
 from .keys import Keys
 from .report import LAST_GOOD, fleet_verdict, report_doc
 
@@ -185,12 +185,19 @@ class FleetAgent:
         async with self._report_lock:
             if self.last_report is None:
                 return
-            if self.lease is None:
-                self.lease = await self.etcd.grant(self.options.lease_ttl)
-                await self.etcd.put(self.keys.member(self.options.host_id),
-                                    json.dumps({"host_id": self.options.host_id, "joined_at": R.now_iso()}))
-            await self.etcd.put(self.keys.host(self.options.host_id), json.dumps(self.last_report),
-                                lease=self.lease)
+            for _ in range(2):
+                if self.lease is None:
+                    self.lease = await self.etcd.grant(self.options.lease_ttl)
+                    await self.etcd.put(self.keys.member(self.options.host_id),
+                                        json.dumps({"host_id": self.options.host_id, "joined_at": R.now_iso()}))
+                try:
+                    await self.etcd.put(self.keys.host(self.options.host_id), json.dumps(self.last_report),
+                                        lease=self.lease)
+                    return
+                except EtcdError as err:
+                    if err.code != EtcdError.NOT_FOUND:
+                        raise
+                    self.lease = None   # it expired while etcd could not hear us: grant a new one
 
     async def _keepalive(self) -> None:
         while True:

@@ -25,6 +25,24 @@ class EtcdUnavailable(DshctlError):
     """No endpoint answered."""
 
 
+class EtcdError(DshctlError):
+    """etcd answered with a gRPC error (``code`` 5: not found, e.g. a lease that expired)."""
+
+    NOT_FOUND = 5
+
+    def __init__(self, message: str, *, code: int, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.code = code
+
+
+def _json(response) -> dict | None:
+    try:
+        doc = response.json()
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def b64(text: str | bytes) -> str:
     raw = text.encode() if isinstance(text, str) else text
     return base64.b64encode(raw).decode("ascii")
@@ -99,14 +117,15 @@ class Etcd:
             except httpx.HTTPError as exc:
                 last = exc
                 continue
-            if response.status_code >= 500 or response.status_code == 404:
+            doc = _json(response)
+            if response.status_code >= 500 or doc is None:   # a member without quorum, or no gateway
                 last = RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
                 continue
             self._preferred = i
-            doc = response.json()
-            if "error" in doc and "header" not in doc:
-                raise DshctlError(f"etcd refused {path}: {doc.get('message') or doc['error']}",
-                                  hint="check the etcd cluster's health (etcdctl endpoint health)")
+            if "code" in doc and "header" not in doc and "result" not in doc:
+                raise EtcdError(f"etcd refused {path}: {doc.get('message') or doc.get('error')}",
+                                code=int(doc.get("code") or 0),
+                                hint="check the etcd cluster's health (etcdctl endpoint health)")
             return doc
         raise EtcdUnavailable(f"etcd is unreachable at {', '.join(self.endpoints)} ({last})",
                               hint="start etcd, or pass the right endpoints with --etcd URL[,URL…]")

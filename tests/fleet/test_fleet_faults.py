@@ -75,3 +75,30 @@ def test_one_member_of_three_lost_publishing_and_watching_go_on(tmp_path, cluste
         assert code == 0
         assert revisions_applied(host) == [2]
         assert row_map(host.status()["rows"])["c"][2] == {"tag": "two"}
+
+
+def test_a_host_whose_lease_was_lost_grants_a_new_one_and_reports_again(tmp_path, etcd, prefix):
+    import asyncio
+
+    from dshctl.fleet.etcd import Etcd
+    from dshctl.fleet.keys import Keys
+
+    pub = home(tmp_path, "pub")
+    publish(pub, etcd.url, prefix)
+    with HostProcess(home(tmp_path, "h"), "p", *fleet_args(etcd.url, prefix, "h")):
+        wait_until(all_on(etcd.url, prefix, 1, 1), what="revision 1")
+
+        async def revoke() -> int:
+            async with Etcd(etcd.url) as e:
+                kv = await e.get(Keys(prefix).host("h"))
+                await e.revoke(kv.lease)   # as if it expired while etcd could not hear the host
+                return kv.lease
+        old = asyncio.run(revoke())
+        write(pub / "profiles" / "p" / "cordis.patch.yml", "- id: c\n  config: {tag: two}\n")
+        publish(pub, etcd.url, prefix)
+        code, doc = wait_until(all_on(etcd.url, prefix, 2, 1), what="the host reporting under a new lease")
+
+        async def lease_now() -> int:
+            async with Etcd(etcd.url) as e:
+                return (await e.get(Keys(prefix).host("h"))).lease
+        assert code == 0 and asyncio.run(lease_now()) not in (0, old)
