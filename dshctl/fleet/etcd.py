@@ -74,12 +74,23 @@ class KeyValue:
 
 
 def split_endpoints(url: str) -> list[str]:
-    """``http://a:1,http://b:2`` → both, without trailing slashes."""
+    """``http://a:1,http://b:2`` → both, without trailing slashes (a malformed one: UsageError)."""
+    from urllib.parse import urlsplit
+
+    from dshctl.errors import UsageError
+
     out = [u.strip().rstrip("/") for u in url.split(",") if u.strip()]
+    if not out:
+        raise UsageError("no etcd endpoint given", hint="e.g. --etcd http://127.0.0.1:2379")
     for u in out:
-        if not u.startswith(("http://", "https://")):
-            from dshctl.errors import UsageError
-            raise UsageError(f"etcd endpoint {u!r} is not an http:// or https:// URL",
+        try:
+            parts = urlsplit(u)
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or \
+                (port is not None and not 0 < port < 65536) or parts.path not in ("", "/"):
+            raise UsageError(f"etcd endpoint {u!r} is not an http:// or https:// URL of a host and port",
                              hint="e.g. --etcd http://127.0.0.1:2379 (several: comma-separated)")
     return out
 
@@ -114,7 +125,7 @@ class Etcd:
         for i in self._order():
             try:
                 response = await self._client.post(self.endpoints[i] + path, json=body)
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
                 last = exc
                 continue
             doc = _json(response)
@@ -184,7 +195,7 @@ class Etcd:
                     self._preferred, started = i, True
                     async for kv in _events(response, key):
                         yield kv
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
                 last = exc
                 if started:
                     break   # the stream had started: the caller re-reads rather than replay events

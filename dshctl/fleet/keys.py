@@ -14,10 +14,10 @@ DEFAULT_PREFIX = "/dshctl"
 
 class Keys:
     def __init__(self, prefix: str = DEFAULT_PREFIX):
-        prefix = prefix.rstrip("/")
-        if not prefix.startswith("/"):
-            raise UsageError(f"--prefix {prefix!r} must start with /", hint="e.g. --prefix /dshctl")
-        self.prefix = prefix
+        if not prefix.startswith("/") or not prefix.strip("/") or not prefix.isprintable():
+            raise UsageError(f"--prefix {prefix!r} must be a printable key path below /, like /dshctl",
+                             hint="e.g. --prefix /dshctl")
+        self.prefix = prefix.rstrip("/")
 
     @property
     def head(self) -> str:
