@@ -61,13 +61,14 @@ def publish(ctx: typer.Context, etcd: EtcdOpt, prefix: PrefixOpt = "/dshctl", ho
         from dshctl.errors import UsageError
         raise UsageError("--canary takes N >= 0 and --canary-wait 0 < SECONDS <= 3600",
                          hint="e.g. --canary 2 --canary-wait 30")
-    P.build(s.home, s.profile, patch or [])   # refusals before any network
+    built = P.build(s.home, s.profile, patch or [])   # refusals before any network
     if canary:
         from dshctl.fleet.rollout import publish_canary
-        doc = _run(lambda e: publish_canary(e, keys, s.home, s.profile, patch or [], canary, canary_wait), etcd)
+        doc = _run(lambda e: publish_canary(e, keys, s.home, s.profile, patch or [], canary, canary_wait,
+                                            built=built), etcd)
         staged = f" after canaries {', '.join(doc['canary'])} applied it"
     else:
-        doc = _run(lambda e: P.publish(e, keys, s.home, s.profile, patch or []), etcd)
+        doc = _run(lambda e: P.publish(e, keys, s.home, s.profile, patch or [], built=built), etcd)
         staged = ""
     _say(doc, fmt, f"published revision {doc['revision']} of profile {doc['profile']!r} "
                    f"({len(doc['layers'])} layer(s), digest {doc['digest'][:12]}) under {keys.prefix}{staged}")

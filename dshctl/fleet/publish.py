@@ -139,9 +139,10 @@ async def load_revision(etcd: Etcd, keys: Keys, number: int) -> dict:
         raise DshctlError(f"{keys.revision(number)} is not JSON", hint="publish again") from None
 
 
-async def publish(etcd: Etcd, keys: Keys, home: Path, profile: str, patches: Sequence[Path] = ()) -> dict:
-    """Build and commit; the revision document written."""
-    records, digest, dump = build(home, profile, patches)   # before any network: refusals write nothing
+async def publish(etcd: Etcd, keys: Keys, home: Path, profile: str, patches: Sequence[Path] = (), *,
+                  built: tuple | None = None) -> dict:
+    """Build (unless ``built`` is ``build``'s result) and commit; the revision document written."""
+    records, digest, dump = built or build(home, profile, patches)   # refusals come before any write
     head = await read_head(etcd, keys)
     doc = R.document(head.number + 1, profile, records, digest, dump)
     doc["revision"] = await commit(etcd, keys, head, doc)

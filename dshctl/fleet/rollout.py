@@ -25,8 +25,8 @@ POLL_S = 0.05
 
 
 async def publish_canary(etcd: Etcd, keys: Keys, home: Path, profile: str, patches: Sequence[str],
-                         count: int, wait_s: float) -> dict:
-    records, digest, dump = P.build(home, profile, patches)
+                         count: int, wait_s: float, *, built: tuple | None = None) -> dict:
+    records, digest, dump = built or P.build(home, profile, patches)
     head = await P.read_head(etcd, keys)
     live = sorted(kv.key[len(keys.hosts):] for kv in await etcd.get_prefix(keys.hosts))
     if len(live) < count:
