@@ -152,6 +152,9 @@ class FleetAgent:
             except DshctlError as err:   # a malformed revision: said, skipped, the tree kept
                 self.log.event("fleet/error", str(err), level="error", hint=err.hint)
                 await asyncio.sleep(RETRY_MAX_S)
+            except Exception as exc:  # noqa: BLE001 - a bug here must not leave the host deaf to the fleet
+                self.log.event("fleet/internal-error", f"{type(exc).__name__}: {exc}", level="error")
+                await asyncio.sleep(RETRY_MAX_S)
 
     def _online(self) -> None:
         if self.offline:
@@ -165,8 +168,20 @@ class FleetAgent:
             await self.apply(wanted)
 
     async def apply(self, number: int) -> None:
-        doc = await P.load_revision(self.etcd, self.keys, number)
         self.attempted = number
+        try:
+            doc = await P.load_revision(self.etcd, self.keys, number)
+        except EtcdUnavailable:
+            self.attempted = None   # not tried: the next head read tries again
+            raise
+        except DshctlError as err:   # not a revision: refused like a layer that does not parse
+            self.log.event("fleet/error", f"revision {number}: {err}", level="error", hint=err.hint)
+            self.last_report = report_doc(self.options.host_id, self.profile, revision=number,
+                                          running=self.running, verdict="rejected",
+                                          errors=[{"message": err.message, "loc": str(err.loc) if err.loc else None,
+                                                   "hint": err.hint}], digest=self.host.digest)
+            await self._publish_report()
+            return
         self.composer.revision = doc
         self.log.event("fleet/revision", f"applying revision {number}", revision=number)
         outcome = await self.host.reloader.reload("fleet", [self.keys.revision(number)])

@@ -81,10 +81,16 @@ def document(number: int, profile: str, records: list[dict], digest: str, dump: 
 
 
 def check_document(doc, where: str) -> dict:
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("layers"), list):
+    if not (isinstance(doc, dict) and doc.get("format") == FORMAT and isinstance(doc.get("revision"), int)
+            and isinstance(doc.get("layers"), list) and all(_layer_ok(x) for x in doc["layers"])):
         raise DshctlError(f"{where} is not a dshctl fleet revision ({FORMAT})", loc=Loc(where),
                           hint="publish with `dshctl fleet publish`; do not write under the prefix by hand")
     return doc
+
+
+def _layer_ok(record) -> bool:
+    return (isinstance(record, dict) and record.get("anchor") in (PROFILE, HOME, ABSOLUTE)
+            and all(isinstance(record.get(k), str) for k in ("kind", "path", "text")))
 
 
 def now_iso() -> str:

@@ -102,3 +102,33 @@ def test_a_host_whose_lease_was_lost_grants_a_new_one_and_reports_again(tmp_path
             async with Etcd(etcd.url) as e:
                 return (await e.get(Keys(prefix).host("h"))).lease
         assert code == 0 and asyncio.run(lease_now()) not in (0, old)
+
+
+def test_garbage_under_the_prefix_is_refused_in_one_line_and_the_host_keeps_its_tree(tmp_path, etcd, prefix):
+    import asyncio
+
+    from dshctl.fleet.etcd import Etcd
+    from dshctl.fleet.keys import Keys
+
+    from .conftest import dshctl
+
+    pub = home(tmp_path, "pub")
+    publish(pub, etcd.url, prefix)
+    keys = Keys(prefix)
+
+    async def put(*pairs):
+        async with Etcd(etcd.url) as e:
+            for key, value in pairs:
+                await e.put(key, value)
+    with HostProcess(home(tmp_path, "h"), "p", *fleet_args(etcd.url, prefix, "h")) as host:
+        wait_until(all_on(etcd.url, prefix, 1, 1), what="revision 1")
+        asyncio.run(put((keys.revision(2), '{"format": "dshctl-fleet-revision/1", "layers": [{}]}'),
+                        (keys.head, "2")))
+        code, doc = wait_until(all_on(etcd.url, prefix, 2, 1, "rejected"), what="revision 2 refused")
+        assert code == 1 and doc["hosts"][0]["running_revision"] == 1
+        assert "is not a dshctl fleet revision" in doc["hosts"][0]["errors"][0]["message"]
+        assert row_map(host.status()["rows"])["a"][1] == "ACTIVE"
+        asyncio.run(put((keys.head, "not a number")))
+        result = dshctl("fleet", "status", "--etcd", etcd.url, "--prefix", prefix)
+        assert result.returncode == 1 and result.stderr.startswith("dshctl: error: the fleet head holds")
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
