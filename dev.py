@@ -127,7 +127,7 @@ def summarize(path: str, body: str) -> str:
 # ../shared/dsh/setup.sh needs besides npm to set up the real dsh (tests/dsh/real_dsh.py); Debian has
 # them on every system, a slim image may not. bwrap confines the agent's commands (docs/sandbox.md).
 TEST_TOOLS = {"node": "nodejs", "npm": "npm", "zstd": "zstd", "tar": "tar", "gzip": "gzip",
-              "flock": "util-linux", "bwrap": "bubblewrap"}
+              "flock": "util-linux", "bwrap": "bubblewrap", "etcd": "etcd-server"}   # etcd: tests/fleet/
 
 # The browser app's tests drive Debian's chromium through Playwright (never `playwright install`).
 TEST_TOOLS["chromium"] = "chromium"

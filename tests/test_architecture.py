@@ -20,11 +20,11 @@ LAYERS = {
     "core": 1,
     "runtime": 2, "lint": 2, "bundles": 2,
     "report": 3, "loader": 3, "lsp": 3,
-    "agents": 4, "host": 5,
-    "cli": 6, "__main__": 7,
-    "shipped": 7,  # bundle data shipped for the host, resolved at run time, never imported
+    "agents": 4, "host": 5, "fleet": 6,
+    "cli": 7, "__main__": 8,
+    "shipped": 8,  # bundle data shipped for the host, resolved at run time, never imported
 }
-NO_CYCLES_IN = ("host", "bundles", "cli", "lint", "agents")
+NO_CYCLES_IN = ("host", "bundles", "cli", "lint", "agents", "fleet")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

@@ -255,7 +255,7 @@ def test_terminal_is_rich_unless_no_color(args):
 
 HEAVY = ("ruamel", "jsonschema", "referencing", "asyncio", "watchfiles", "packaging", "dshctl.core.yaml.dialect",
          "dshctl.lint", "dshctl.report", "dshctl.bundles", "dshctl.runtime", "dshctl.loader", "dshctl.host",
-         "pygls", "lsprotocol", "dshctl.lsp")
+         "pygls", "lsprotocol", "dshctl.lsp", "dshctl.fleet", "httpx")
 
 
 def test_command_modules_import_no_heavy_module():

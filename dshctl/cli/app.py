@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "preset": ("preset_cmd", "List, inspect, author and lint agent presets."),
     "plugin": ("plugin_cmd", "Install bundles from git sources into a profile."),
     "host": ("host_cmd", "Run a profile on dshctl's Python host."),
+    "fleet": ("fleet_cmd", "Publish one profile to many hosts through etcd; see their verdicts; roll back."),
     "agent": ("agent_cmd", "Run the profile's agent: one turn, or an interactive chat."),
     "session": ("session_cmd", "List, show, export and archive the session logs of a home."),
     "lsp": ("lsp_cmd", "Run the language server: lint's findings, layers on hover, ids and plugins as you type."),

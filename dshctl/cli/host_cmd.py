@@ -40,6 +40,14 @@ def run(
         "--watch/--no-watch", help="Hot-reload saved user layers and plugin modules (else only `dshctl reload`).")] = True,
     apply_timeout: Annotated[float, typer.Option(
         "--apply-timeout", help="Seconds a plugin may take to start or stop before it counts as failed.")] = 30.0,
+    fleet: Annotated[Optional[str], typer.Option(
+        "--fleet", help="Run the fleet's revisions from etcd at URL (docs/fleet.md); needs --host-id.",
+        show_default=False)] = None,
+    host_id: Annotated[Optional[str], typer.Option(
+        "--host-id", help="This host's name in the fleet (its report key).", show_default=False)] = None,
+    prefix: Annotated[str, typer.Option("--prefix", help="The fleet's key prefix in etcd.")] = "/dshctl",
+    lease_ttl: Annotated[int, typer.Option(
+        "--lease-ttl", help="Seconds a dead host's report stays in etcd (its lease).")] = 10,
 ) -> None:
     """Boot the composed profile and keep it running until Ctrl-C / SIGTERM, hot-reloading its user layers.
 
@@ -54,6 +62,10 @@ def run(
     s = effective(ctx, home, profile)
     options = HostOptions(home=s.home, profile=s.profile, patches=list(patch or []), resume=resume,
                           skip_unavailable=skip_unavailable, run_for=run_for, apply_timeout=apply_timeout, watch=watch)
+    if fleet is not None or host_id is not None:
+        from dshctl.cli.fleet_cmd import fleet_host
+        code = fleet_host(options, HostLog(log_format), fleet, host_id, prefix, lease_ttl)
+        raise typer.Exit(code)
     code = asyncio.run(run_host(options, HostLog(log_format)))
     raise typer.Exit(code)
 

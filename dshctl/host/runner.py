@@ -38,13 +38,18 @@ class HostOptions:
     socket_mode: int = 0o600
     apply_timeout: float = 30.0     # seconds a plugin's apply may take (RuntimeOptions)
     idle_timeout: float = 60.0      # seconds a control connection may stay silent (control.py)
+    # The seam for hosts fed from elsewhere (dshctl/fleet/): a stand-in for HostComposer (boot(),
+    # compose(), user_files, directory) whose compositions every reload applies transactionally, and
+    # companions started after serve() and stopped before shutdown (``async start(host)``, ``async stop()``).
+    composer: object | None = None
+    companions: list = field(default_factory=list)
 
 
 class Host:
     def __init__(self, options: HostOptions, log: HostLog):
         self.options = options
         self.log = log
-        self.composer = HostComposer(options.home, options.profile, options.patches)
+        self.composer = options.composer or HostComposer(options.home, options.profile, options.patches)
         self.profile_dir = self.composer.directory
         self.last_good_path = state_dir.last_good_path(options.home, options.profile)
         self.socket_path = state_dir.socket_path(options.home, options.profile)
@@ -353,8 +358,12 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
         try:
             await host.boot()
             await host.serve()
+            for companion in options.companions:
+                await companion.start(host)
             await host.wait()
         finally:
+            for companion in reversed(options.companions):
+                await companion.stop()
             await host.shutdown()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -134,8 +134,13 @@ class PathWatcher:
                     now = {t for t in self.targets if t.exists()}
                     # an appearance or removal between the rebuild and the new OS watcher is caught
                     # here, at the latest one rust_timeout later
-                    hit = sorted((paths & self.targets) | (now ^ self._existing))
+                    hit = (paths & self.targets) | (now ^ self._existing)
                     self._existing = now
+                    if paths:  # a target reached through a swapped symlink (a Kubernetes ConfigMap's
+                        # ..data) changes with no event on its own path: its stat says so
+                        seen, self._seen = self._seen, {t: _signature(t) for t in self.targets}
+                        hit |= {t for t in self.targets if self._seen[t] != seen.get(t)}
+                    hit = sorted(hit)
                     if hit:
                         self.on_change(hit)
                     if paths & pending_dirs or self._rebuild or {_anchor(t) for t in self.targets} != anchors:
