@@ -5,13 +5,16 @@ never raises, nothing is written outside the workspace, and the leak counts stay
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 import time
 
-from tests.agents.loop_rows import agent_home
+import pytest
+
+from tests.agents.loop_rows import PROBE, agent_home, agent_rows
 from tests.agents.test_loop_turns import one_turn, turn_end
-from tests.host.helpers import InProcess, run_async, write
+from tests.host.helpers import InProcess, bundle_dir, make_home, run_async, write
 from tests.leaks import Counts
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -121,16 +124,26 @@ async def test_an_endless_stream_ends_the_turn_at_max_reply_chunks(tmp_path):
         assert len(chunks) == 500
 
 
+@pytest.mark.parametrize("tools", ["fs-tools", "tool-fs"])
 @run_async(timeout=120)
-async def test_a_symlink_swapped_while_writes_run_never_lets_one_out(tmp_path):
+async def test_a_symlink_swapped_while_writes_run_never_lets_one_out(tmp_path, tools):
     work = tmp_path / "work"
     outside = tmp_path / "outside"
     outside.mkdir()
     (work / "d").mkdir(parents=True)
-    calls = [{"name": "write_file", "arguments": {"path": f"d/f{i}.txt", "content": "x"}}
-             for i in range(1000)]
-    calls += [{"name": "read_file", "arguments": {"path": f"d/f{i}.txt"}} for i in range(100)]
-    home = agent_home(tmp_path, [{"toolCalls": calls}, {"text": "done"}], fs_root=str(work))
+    if tools == "fs-tools":                      # dshctl's first file tools
+        calls = [{"name": "write_file", "arguments": {"path": f"d/f{i}.txt", "content": "x"}}
+                 for i in range(1000)]
+        calls += [{"name": "read_file", "arguments": {"path": f"d/f{i}.txt"}} for i in range(100)]
+        home = agent_home(tmp_path, [{"toolCalls": calls}, {"text": "done"}], fs_root=str(work))
+    else:                                        # dsh's read / write by dsh's names
+        calls = [{"name": "write", "arguments": {"file_path": f"d/f{i}.txt", "content": "x"}}
+                 for i in range(1000)]
+        calls += [{"name": "read", "arguments": {"file_path": f"d/f{i}.txt"}} for i in range(100)]
+        rows = agent_rows([{"toolCalls": calls}, {"text": "done"}], probe={})
+        rows += f'    - {json.dumps({"id": "fs", "name": "@dshctl/tool-fs", "config": {"root": str(work)}})}\n'
+        home = make_home(tmp_path, rows)
+        write(bundle_dir(home) / "plugins" / "probe.py", PROBE.lstrip())
     stop = threading.Event()
 
     def swapper():

@@ -18,10 +18,12 @@ import codecs
 import os
 from pathlib import Path
 
+from . import safe_fs
 from .definition import Tool, error_result, text_result
 from .fsbase import (OBSERVED, FsError, Roots, Target, argument_error, check_observed, fs_error_result,
                      positive_int, session_key, version_of)
 from .schemas import EDIT_PARAMETERS, READ_PARAMETERS, WRITE_PARAMETERS
+from .workspace import OutsideWorkspace
 
 name = "@dshctl/tool-fs"
 inject = ["tools"]
@@ -211,22 +213,29 @@ class FileTools:
         self.observed[(session_key(run), str(target.real))] = version
         return text_result(window.render(target.display))
 
+    def write_inside(self, run, target, text: str) -> None:
+        """Temp file + rename through no-follow directory descriptors from the workspace root: a
+        directory swapped for a link after the path was checked fails the call instead of leading
+        out (safe_fs.py); an existing file's mode is kept, missing parents are made."""
+        root = Path(self.roots.root(run)).resolve()
+        try:
+            safe_fs.write_atomic(root, target.real, text.encode("utf-8"))
+        except OutsideWorkspace as exc:
+            raise FsError(f'cannot write "{target.display}": {exc}', "FS_OUTSIDE_WORKSPACE") from None
+
     def _write(self, args, run):
-        from dshctl.core.fsutil import atomic_write
         target = self.roots.target(run, args["file_path"], "write")
         self.fence(run, target, write=True)
         if target.real.exists() and not target.real.is_file():
             raise FsError(f'cannot write "{target.display}": not a regular file', "FS_NOT_REGULAR_FILE")
         check_observed(run, target, "write")
         existed = target.real.exists()
-        target.real.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target.real, args["content"])     # keeps an existing file's mode
+        self.write_inside(run, target, args["content"])
         self.observed[(session_key(run), str(target.real))] = version_of(target.real)
         verb = "Updated" if existed else "Created"
         return text_result(f"<path>{target.display}</path>\n<type>file</type>\n<content>\n{verb} file\n</content>")
 
     def _edit(self, args, run):
-        from dshctl.core.fsutil import atomic_write
         old, new = args["old_string"], args["new_string"]
         if not args["file_path"].strip():
             raise ValueError("file_path must be a non-empty string")
@@ -243,7 +252,7 @@ class FileTools:
         content = original.replace("\r\n", "\n") if crlf else original
         edited = literal_edit(content, old.replace("\r\n", "\n"), new.replace("\r\n", "\n"),
                               args.get("replace_all") is True, target.display)
-        atomic_write(target.real, edited.replace("\n", "\r\n") if crlf else edited)
+        self.write_inside(run, target, edited.replace("\n", "\r\n") if crlf else edited)
         self.observed[(session_key(run), str(target.real))] = version_of(target.real)
         text = (f"The file {target.display} has been updated. All occurrences were successfully replaced."
                 if args.get("replace_all") is True else f"The file {target.display} has been updated successfully.")
