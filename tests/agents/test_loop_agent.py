@@ -301,24 +301,56 @@ async def test_a_restarted_host_resumes_recent_sessions_and_holds_stale_ones(tmp
         await stale.when_idle()
 
 
+def approval_home(tmp_path):
+    """The loop-agent home with dshctl's approval row: ``echo`` asks first. The model's second turn (the
+    first continuation) calls echo."""
+    script = [{"text": "armed"}, {"toolCalls": [{"name": "echo", "arguments": {"text": "from the loop"}}]},
+              {"text": "echoed"}] + replies(20, delay_ms=20)
+    home = loop_agent_home(tmp_path, script, runner={"continuation": "go on"}, probe={})
+    patch = bundle_dir(home) / "cordis.patch.yml"
+    write(patch, patch.read_text() + '    - {"id": "approval", "name": "@dshctl/approval", "config": {"ask": ["echo"]}}\n')
+    return home
+
+
+def decided(agent):
+    return [e["data"]["outcome"] for e in agent.session.events if e["type"] == "approval/decided"]
+
+
 @run_async()
-async def test_approvals_are_allowed_once_unless_the_policy_is_never(tmp_path):
-    home = loop_agent_home(tmp_path, replies(10), runner={"continuation": "go on"})
-    async with InProcess(home) as host:
-        root = host.root
-        agent = await root.get("agents").open()
-        undriven = await root.waterfall("approval/request", {"agent": agent, "request": {"kind": "x"},
-                                                             "policy": "ask"}, default=lambda: {"decision": "ask-user"})
-        assert undriven == {"decision": "ask-user"}
+async def test_a_driven_session_gets_approvals_allowed_once_through_the_approval_service(tmp_path):
+    async with InProcess(approval_home(tmp_path)) as host:
+        agent = await host.root.get("agents").open()
         agent.followup("/forever")
-        await until(lambda: "go on" in texts(agent))
-        once = await root.waterfall("approval/request", {"agent": agent, "request": {"kind": "x"}, "policy": "ask"},
-                                    default=lambda: {"decision": "ask-user"})
-        never = await root.waterfall("approval/request", {"agent": agent, "request": {"kind": "x"},
-                                                          "policy": "never"}, default=lambda: {"decision": "ask-user"})
-        assert once == {"decision": "allowed-once"} and never == {"decision": "denied"}
+        await until(lambda: decided(agent))
+        await until(lambda: any(e["type"] == "tool/result" for e in agent.session.events))
         agent.abort()
         await agent.when_idle()
+    assert decided(agent)[0] == "allowed-once"
+    result = next(e for e in agent.session.events if e["type"] == "tool/result")
+    assert "from the loop" in json.dumps(result["data"]) and '"isError": true' not in json.dumps(result["data"])
+
+
+@run_async()
+async def test_policy_never_rejects_even_in_a_driven_session(tmp_path):
+    async with InProcess(approval_home(tmp_path)) as host:
+        agent = await host.root.get("agents").open()
+        host.root.get("approval").set_policy(agent, "never")
+        agent.followup("/forever")
+        await until(lambda: decided(agent))
+        agent.abort()
+        await agent.when_idle()
+    assert decided(agent)[0] == "rejected"
+
+
+@run_async()
+async def test_an_undriven_session_is_not_answered_by_the_loop(tmp_path):
+    async with InProcess(approval_home(tmp_path)) as host:
+        agent = await host.root.get("agents").open()
+        agent.followup("no loop here")          # answered "armed": never armed, so no continuation
+        await agent.when_idle()
+        agent.followup("call echo")              # the script's echo call, with nobody to ask
+        await agent.when_idle()
+    assert decided(agent) == ["unavailable"]
 
 
 @run_async()

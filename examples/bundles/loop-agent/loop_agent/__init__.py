@@ -119,14 +119,15 @@ class LoopRunner:
         return {**decision, "messages": keep}
 
     async def on_approval(self, payload, next_):
-        """A one-time approval asked by a driven session: allowed once (never when policy is never)."""
+        """The ``approval/request`` waterfall of the approval service (``ctx.approval``): a question from
+        a session this runner drives while armed is allowed once, so an endless loop never waits on a
+        prompt nobody watches. Policy ``never`` is decided by the service before it asks anyone (the
+        call is rejected); the service logs the ``approval/asked`` / ``approval/decided`` pair."""
         driver = self.drivers.get(getattr(payload.get("agent"), "id", None))
         if driver is None or not driver.armed or not self.config["autoApproveActions"]:
             return await next_()
-        decision = approval_decision(payload.get("policy"))
-        driver.agent.session.append("approval/decided", {"request": payload.get("request"),
-                                                         "decision": decision, "by": name}, ignorable=True)
-        return {"decision": decision}
+        self.log(f"approval for {payload.get('toolName') or 'an action'} allowed once (autoApproveActions)")
+        return approval_decision(payload.get("policy"))
 
 
 def _is_root(agent) -> bool:

@@ -39,5 +39,5 @@ def auto_answer(question: dict, *, free_text: bool) -> dict | None:
 
 
 def approval_decision(policy: str | None) -> str:
-    """One-time approvals are allowed once, unless the session's policy is never."""
-    return "denied" if policy == "never" else "allowed-once"
+    """One-time approvals are allowed once, unless the session's policy is never (dsh's outcomes)."""
+    return "rejected" if policy == "never" else "allowed-once"
