@@ -1,0 +1,20 @@
+"""``@dshctl/subagents``: the ``subagents`` service with the in-process ``spawn`` and ``fork`` providers.
+Its tools are the separate ``@dshctl/subagent-tools`` row (tool_row.py)."""
+from __future__ import annotations
+
+name = "@dshctl/subagents"
+inject = ["agents"]
+schema = {"type": "object", "default": {}, "properties": {
+    "maxConcurrent": {"type": "integer", "minimum": 1, "default": 5},
+}}
+
+
+def apply(ctx, config):
+    from .providers import InProcessProvider
+    from .service import SubagentRuntime
+    runtime = SubagentRuntime(ctx, config["maxConcurrent"])
+    for provider_name, fork in (("spawn", False), ("fork", True)):
+        runtime.register_provider(InProcessProvider(provider_name, fork=fork, gate=runtime.gate))
+    ctx.provide("subagents", runtime)
+    ctx.effect(lambda: runtime.drain, "subagents.activations()")
+
