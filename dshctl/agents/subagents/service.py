@@ -38,6 +38,7 @@ class SubagentRuntime:
         self.providers: dict[str, object] = {}
         self.gate = asyncio.Semaphore(max_concurrent)
         self.activations: dict[str, asyncio.Task] = {}   # continuable child id -> its watcher
+        self.parent_of: dict[str, str] = {}                # continuable child id -> its parent's id
 
     # ---- registry ------------------------------------------------------------------------------
     def register_provider(self, provider) -> None:
@@ -111,6 +112,7 @@ class SubagentRuntime:
     def _activate(self, child, parent_id: str, provider: str, message: dict) -> None:
         task = asyncio.ensure_future(self._activation(child, parent_id, provider, message))
         self.activations[child.id] = task
+        self.parent_of[child.id] = parent_id
         task.add_done_callback(lambda _t: self.activations.get(child.id) is task and self.activations.pop(child.id))
 
     async def _activation(self, child, parent_id: str, provider: str, first: dict) -> None:
@@ -205,6 +207,18 @@ class SubagentRuntime:
         else:
             parent.steer(message)
         return message["id"]
+
+    async def until_quiet(self, agent) -> None:
+        """Until ``agent`` is idle with no activation of its children left (their notices taken)."""
+        while True:
+            await agent.when_idle()
+            pending = [t for cid, t in list(self.activations.items()) if self.parent_of.get(cid) == agent.id]
+            if not pending:
+                await asyncio.sleep(0)
+                if agent.status == "idle" and not agent.inbox.pending:
+                    return
+                continue
+            await asyncio.gather(*pending, return_exceptions=True)
 
     # ---- discovery -----------------------------------------------------------------------------
     def list_children(self, parent_id: str) -> list[dict]:
