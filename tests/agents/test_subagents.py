@@ -7,7 +7,7 @@ import time
 
 from dshctl.agents.subagents import descriptor
 from tests.agents.subagent_helpers import call, subagent_home, tool_results
-from tests.host.helpers import InProcess, run_async, until
+from tests.host.helpers import InProcess, bundle_dir, run_async, until, write
 
 
 def children_of(host, parent_id):
@@ -151,3 +151,64 @@ async def test_send_message_continues_a_settled_child_and_interrupt_stops_a_runn
         assert notices(agent)[1]["content"][0]["text"] == f"Background subagent {child_id} was stopped before it finished."
         stored = agents.store.read(child_id)
         assert [e["data"]["reason"]["kind"] for e in stored.events if e["type"] == "turn/end"] == ["completed", "aborted"]
+
+
+# A plugin failing every model request whose last message mentions "fail-me" (an llm/stream hook).
+FAILING = '''
+name = "failing"
+schema = {"type": "object", "default": {}}
+def apply(ctx, config):
+    async def stream(options, next_):
+        last = options.messages[-1] if options.messages else {}
+        if any("fail-me" in (b.get("text") or "") for b in last.get("content") or []):
+            async def failing():
+                yield {"type": "finish", "reason": {"kind": "error", "failure": {
+                    "message": "upstream is down", "code": "HTTP_500"}}}
+            return failing()
+        return await next_()
+    ctx.on("llm/stream", stream)
+'''
+
+
+@run_async()
+async def test_a_child_whose_model_errors_fails_in_both_shapes(tmp_path):
+    replies = [{"toolCalls": [call("subagent", {"description": "fg", "prompt": "fail-me now",
+                                                "run_in_background": False}),
+                              call("subagent", {"description": "bg", "prompt": "fail-me later"})]},
+               {"when": "started subagent", "text": "waiting"},
+               {"when": "Background subagent", "text": "one failed"}]
+    home = subagent_home(tmp_path, replies, extra_rows=[{"id": "failing", "name": "./plugins/failing.py"}])
+    write(bundle_dir(home) / "plugins" / "failing.py", FAILING)
+    async with InProcess(home) as host:
+        agent = await host.root.get("agents").open()
+        agent.followup("go")
+        await until(lambda: len(notices(agent)) == 1 and agent.status == "idle", what="the notice")
+        foreground, background = tool_results(agent)
+        assert foreground == "Error: subagent run failed"
+        assert background.startswith("started subagent ")
+        child = background.split()[-1]
+        assert [b["text"] for b in notices(agent)[0]["content"]] == [
+            f"Background subagent {child} failed before it finished.", "It left no closing message."]
+
+
+@run_async()
+async def test_per_child_model_persona_and_tool_filter_reach_the_childs_requests(tmp_path):
+    replies = [{"toolCalls": [call("subagent", {"description": "d", "prompt": "p", "run_in_background": False})]},
+               {"when": "p", "text": "ok"}, {"text": "done"}]
+    home = subagent_home(tmp_path, replies, tools_config={
+        "agentOptions": {"model": "small-model"}, "persona": "You are the reviewer.",
+        "toolFilter": {"deny": ["subagent*", "send_message"]}})
+    async with InProcess(home) as host:
+        agent = await host.root.get("agents").open()
+        agent.followup("go")
+        await agent.when_idle()
+        (child,) = children_of(host, agent.id)
+        events = host.root.get("agents").store.read(child.id).events
+        header = next(e["data"]["header"] for e in events if e["type"] == "request/header")
+        assert header["config"]["model"] == "small-model"
+        assert header["system"].startswith("You are the reviewer.\n\nYou are a delegated subagent:")
+        names = {t["name"] for t in header["tools"]}
+        assert {"list_agents", "interrupt_agent"} <= names
+        assert not names & {"subagent", "subagent_fork", "send_message"}
+        parent_header = next(e["data"]["header"] for e in agent.session.events if e["type"] == "request/header")
+        assert parent_header["config"]["model"] == "scripted" and "subagent" in {t["name"] for t in parent_header["tools"]}
