@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from dshctl.agents.subagents import descriptor
+from dshctl.agents.subagents.service import SubagentError
 from tests.agents.subagent_helpers import call, subagent_home, tool_results
 from tests.host.helpers import InProcess, bundle_dir, run_async, until, write
 
@@ -212,3 +215,31 @@ async def test_per_child_model_persona_and_tool_filter_reach_the_childs_requests
         assert not names & {"subagent", "subagent_fork", "send_message"}
         parent_header = next(e["data"]["header"] for e in agent.session.events if e["type"] == "request/header")
         assert parent_header["config"]["model"] == "scripted" and "subagent" in {t["name"] for t in parent_header["tools"]}
+
+
+@run_async()
+async def test_a_message_to_a_running_child_is_its_next_turn_and_one_notice_follows_both(tmp_path):
+    replies = [{"toolCalls": [call("subagent", {"description": "w", "prompt": "slow-job"})]},
+               {"when": "started subagent", "text": "wait"},
+               {"when": "slow-job", "text": "slow result", "delayMs": 400},
+               {"when": "extra-job", "text": "extra result"},
+               {"when": "Background subagent", "text": "noted"}]
+    home = subagent_home(tmp_path, replies)
+    async with InProcess(home) as host:
+        agents, subagents = host.root.get("agents"), host.root.get("subagents")
+        agent = await agents.open()
+        agent.followup("go")
+        await until(lambda: bool(subagents.activations), what="a running child")
+        (child_id,) = subagents.activations
+        await until(lambda: agents.get(child_id) is not None and agents.get(child_id).status == "running")
+        await subagents.followup(agent, child_id, "extra-job")
+        await until(lambda: len(notices(agent)) == 1 and agent.status == "idle", what="the notice")
+        await asyncio.sleep(0.1)
+        assert len(notices(agent)) == 1
+        assert notices(agent)[0]["content"][2]["text"] == "extra result"
+        stored = agents.store.read(child_id)
+        assert [e["data"]["reason"]["kind"] for e in stored.events if e["type"] == "turn/end"] == ["completed"] * 2
+        stranger = await agents.open()
+        with pytest.raises(SubagentError) as refused:
+            await subagents.followup(stranger, child_id, "not yours")
+        assert refused.value.code == "UNAUTHORIZED"

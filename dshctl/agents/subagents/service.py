@@ -39,6 +39,7 @@ class SubagentRuntime:
         self.gate = asyncio.Semaphore(max_concurrent)
         self.activations: dict[str, asyncio.Task] = {}   # continuable child id -> its watcher
         self.parent_of: dict[str, str] = {}                # continuable child id -> its parent's id
+        self.closing: set[str] = set()                     # settled, leaving the registry
 
     # ---- registry ------------------------------------------------------------------------------
     def register_provider(self, provider) -> None:
@@ -121,12 +122,19 @@ class SubagentRuntime:
             boundary = len(child.session.events)
             self.ctx.emit("subagent/start", {**identity, "parent": parent_id})
             child.followup(first)
-            await asyncio.sleep(0)
-            await child.when_idle()
+            while True:     # quiet: idle with nothing queued (a send_message may land meanwhile)
+                await child.when_idle()
+                await asyncio.sleep(0)
+                if child.status == "idle" and not child.inbox.pending:
+                    break
+            self.closing.add(child.id)     # from here a send_message waits, then resumes from the log
             own = child.session.events[boundary:]
             stop_reason, output = outcome.epoch_stop_reason(own), outcome.final_output(own)
-            self._notify(parent_id, child.id, stop_reason, output)
-            await self.ctx.agents.close(child.id)
+            try:
+                self._notify(parent_id, child.id, stop_reason, output)
+            finally:
+                await self.ctx.agents.close(child.id)
+                self.closing.discard(child.id)
         extra = {"lastAssistantMessage": output} if output else {}
         self.ctx.emit("subagent/end", {**identity, "stopReason": stop_reason, **extra, "parent": parent_id})
 
@@ -156,9 +164,12 @@ class SubagentRuntime:
         if header.get("parentSession") != parent.id:
             raise SubagentError(f'agent "{parent.id}" is not the parent of subagent "{child_id}"', "UNAUTHORIZED")
         message = user_message(_blocks(content), (options or {}).get("source"))
-        if child_id in self.activations and self.ctx.agents.get(child_id) is not None:
+        activation = self.activations.get(child_id)
+        if activation is not None and child_id not in self.closing and self.ctx.agents.get(child_id) is not None:
             self.ctx.agents.get(child_id).followup(message)
             return message["id"]
+        if activation is not None:
+            await asyncio.gather(activation, return_exceptions=True)   # let it leave, then resume it
         stored = self.ctx.agents.store.read(child_id)
         found = descriptors.fold(stored.events)
         if found is None or found.get("mode") != "continuable":
