@@ -129,6 +129,10 @@ async def test_approval_is_pinned_to_never_and_the_parents_sandbox_mode_is_inher
         knobs = [(e["type"], e["data"]) for e in events if e["type"] in ("sandbox/mode", "approval/policy")]
         assert knobs == [("sandbox/mode", {"mode": "workspace-write", "source": "delegation"}),
                          ("approval/policy", {"policy": "never", "source": "delegation"})]
+        stored = host.root.get("agents").store.read(child.id)
+        assert host.root.get("sandboxPolicy").resolve(stored).mode == "workspace-write"
+        assert host.root.get("approval").policy_of(stored) == "never"
+        assert host.root.get("approval").policy_of(agent.session) == "ask"
 
 
 @run_async()

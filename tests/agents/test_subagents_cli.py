@@ -45,3 +45,13 @@ def test_json_format_keeps_stdout_the_parents_log(tmp_path):
     notices = [e for e in lines[:-1] if e["type"] == "user/message" and e["data"]["source"]["kind"] == "subagent-settled"]
     assert len(notices) == 5 and lines[-1]["done"] is True
     assert sum(1 for line in done.stderr.splitlines() if "⇠ subagent " in line) == 5
+
+
+def test_agent_chat_shows_the_children_starting_and_settling(tmp_path):
+    home = subagent_home(tmp_path, REPLIES)
+    done = subprocess.run([DSHCTL, "--home", str(home), "agent", "chat", "--profile", "p"], input="delegate five\n",
+                          capture_output=True, text=True, timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    assert sum(1 for line in done.stderr.splitlines() if line.strip().startswith("⇢ subagent ")) == 5
+    assert sum(1 for line in done.stderr.splitlines() if line.strip().startswith("⇠ subagent ")) == 5
+    assert "Report: all five subagents finished." in done.stdout
