@@ -6,6 +6,7 @@ name = "@dshctl/subagents"
 inject = ["agents"]
 schema = {"type": "object", "default": {}, "properties": {
     "maxConcurrent": {"type": "integer", "minimum": 1, "default": 5},
+    "recover": {"type": "boolean", "default": True},     # close crash-cut children at start (recovery.py)
 }}
 
 
@@ -17,4 +18,15 @@ def apply(ctx, config):
         runtime.register_provider(InProcessProvider(provider_name, fork=fork, gate=runtime.gate))
     ctx.provide("subagents", runtime)
     ctx.effect(lambda: runtime.drain, "subagents.activations()")
+    if config["recover"]:
+        ctx.effect(lambda: _recovering(runtime), "subagents.recover()")
+
+
+def _recovering(runtime):
+    import asyncio
+
+    from .recovery import recover
+    task = asyncio.ensure_future(recover(runtime))
+    runtime.recovered = task
+    return task.cancel
 
