@@ -30,12 +30,33 @@ def snapshot(mode: str, provider: str, label: str | None = None, **composition) 
     return out
 
 
+def _string(data: dict, key: str, *, required: bool = False) -> None:
+    if (required or key in data) and not isinstance(data.get(key), str):
+        raise BadDescriptor(f"persisted subagent descriptor {key} must be a string")
+
+
+def _tool_filter(value) -> dict:
+    if not isinstance(value, dict):
+        raise BadDescriptor("persisted subagent descriptor toolFilter must be an object")
+    unknown = next((k for k in value if k not in ("allow", "deny")), None)
+    if unknown is not None:
+        raise BadDescriptor(f'persisted subagent descriptor toolFilter has unknown field "{unknown}"')
+    for key in ("allow", "deny"):
+        if key in value and not (isinstance(value[key], list) and all(isinstance(x, str) for x in value[key])):
+            raise BadDescriptor(f"persisted subagent descriptor toolFilter.{key} must be an array of strings")
+    if not value:
+        raise BadDescriptor("persisted subagent descriptor toolFilter must declare allow and/or deny")
+    return dict(value)
+
+
 def parse(data) -> dict | None:
+    """The descriptor in ``data``, checked in dsh's order (so the first problem named is dsh's)."""
     if not isinstance(data, dict):
         raise BadDescriptor("persisted subagent descriptor payload must be an object")
-    if not isinstance(data.get("version"), (int, float)) or isinstance(data.get("version"), bool):
+    version = data.get("version")
+    if not isinstance(version, (int, float)) or isinstance(version, bool):
         raise BadDescriptor("persisted subagent descriptor version must be a number")
-    if data["version"] != VERSION:
+    if version != VERSION:
         return None
     mode = data.get("mode")
     if mode not in ("one-shot", "continuable"):
@@ -44,14 +65,15 @@ def parse(data) -> dict | None:
     unknown = next((k for k in data if k not in allowed), None)
     if unknown is not None:
         raise BadDescriptor(f'persisted subagent descriptor payload has unknown field "{unknown}"')
-    for key in ("provider", "label", "agentProvider", "agentModel", "persona"):
-        if key in data and not isinstance(data[key], str):
-            raise BadDescriptor(f"persisted subagent descriptor {key} must be a string")
-    if not isinstance(data.get("provider"), str):
-        raise BadDescriptor("persisted subagent descriptor provider must be a string")
-    if mode == "continuable" and "label" not in data:
-        raise BadDescriptor("persisted subagent descriptor label must be a string")
-    return dict(data)
+    _string(data, "provider", required=True)
+    _string(data, "label", required=mode == "continuable")
+    out = dict(data, version=VERSION)
+    if mode == "continuable":
+        for key in ("agentProvider", "agentModel", "persona"):
+            _string(data, key)
+        if "toolFilter" in data:
+            out["toolFilter"] = _tool_filter(data["toolFilter"])
+    return out
 
 
 def fold(events) -> dict | None:
