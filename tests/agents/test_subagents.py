@@ -247,3 +247,43 @@ async def test_a_message_to_a_running_child_is_its_next_turn_and_one_notice_foll
         with pytest.raises(SubagentError) as refused:
             await subagents.followup(stranger, child_id, "not yours")
         assert refused.value.code == "UNAUTHORIZED"
+
+
+@run_async()
+async def test_max_concurrent_bounds_the_children_that_run_at_once(tmp_path):
+    tasks = [f"task-{n}" for n in range(1, 6)]
+    replies = [{"toolCalls": [call("subagent", {"description": t, "prompt": t}) for t in tasks]},
+               {"when": "started subagent", "text": "wait"},
+               *({"when": t, "text": f"{t} done", "delayMs": 300} for t in tasks),
+               *({"when": "Background subagent", "text": "noted"} for _ in tasks)]
+    home = subagent_home(tmp_path, replies, subagents_config={"maxConcurrent": 2})
+    async with InProcess(home) as host:
+        running, peak = set(), []
+
+        def start(info):
+            running.add(info["id"])
+            peak.append(len(running))
+        host.root.on("subagent/start", start)
+        host.root.on("subagent/end", lambda info: running.discard(info["id"]))
+        agent = await host.root.get("agents").open()
+        agent.followup("go")
+        await until(lambda: len(notices(agent)) == 5 and agent.status == "idle", what="five notices")
+        assert max(peak) == 2 and len(peak) == 5
+
+
+@run_async()
+async def test_a_child_delegating_in_turn_does_not_wait_for_a_slot_its_parent_holds(tmp_path):
+    replies = [{"toolCalls": [call("subagent", {"description": "d", "prompt": "level-one", "run_in_background": False})]},
+               {"when": "level-one", "toolCalls": [call("subagent_fork", {"description": "d2", "prompt": "level-two"})]},
+               {"when": "level-two", "text": "deepest answer"},
+               {"when": "deepest answer", "text": "middle answer"},
+               {"when": "middle answer", "text": "top answer"}]
+    home = subagent_home(tmp_path, replies, subagents_config={"maxConcurrent": 1}, tools_config={"maxDepth": 2})
+    async with InProcess(home) as host:
+        agent = await host.root.get("agents").open()
+        agent.followup("go")
+        await asyncio.wait_for(agent.when_idle(), 10)
+        assert tool_results(agent) == ["middle answer"]
+        (child,) = children_of(host, agent.id)
+        (grandchild,) = children_of(host, child.id)
+        assert grandchild.header["delegationDepth"] == 2

@@ -31,7 +31,7 @@ def drive(child, prompt: list[dict], signal: asyncio.Event | None, gate: asyncio
     cancelled = {"flag": False}
 
     async def run() -> dict:
-        async with gate or _NoGate():
+        async with gate_for(child, gate):
             if not (signal is not None and signal.is_set()):
                 child.followup(prompt)
                 watcher = asyncio.ensure_future(_abort_on(signal, child, cancelled)) if signal else None
@@ -53,6 +53,13 @@ async def _abort_on(signal: asyncio.Event, child, cancelled: dict) -> None:
     await signal.wait()
     cancelled["flag"] = True
     child.abort({"kind": "parent"})
+
+
+def gate_for(child, gate: asyncio.Semaphore | None):
+    """The concurrency bound holds for a root's children only: a deeper child runs on its parent's
+    slot, so parents waiting for their own children can never hold every slot and starve them."""
+    deep = int((child.options or {}).get("subagentDepth") or 1) > 1
+    return _NoGate() if gate is None or deep else gate
 
 
 class _NoGate:

@@ -20,6 +20,7 @@ from dshctl.agents.loop.inbox import user_message
 from . import descriptor as descriptors
 from . import outcome
 from .child import check_max_depth, child_options, create_child
+from .providers import gate_for
 
 
 class SubagentError(RuntimeError):
@@ -118,7 +119,7 @@ class SubagentRuntime:
 
     async def _activation(self, child, parent_id: str, provider: str, first: dict) -> None:
         identity = {"runId": str(uuid.uuid4()), "provider": provider, "id": child.id, "local": True}
-        async with self.gate:
+        async with gate_for(child, self.gate):
             boundary = len(child.session.events)
             self.ctx.emit("subagent/start", {**identity, "parent": parent_id})
             child.followup(first)
