@@ -287,3 +287,32 @@ async def test_a_child_delegating_in_turn_does_not_wait_for_a_slot_its_parent_ho
         (child,) = children_of(host, agent.id)
         (grandchild,) = children_of(host, child.id)
         assert grandchild.header["delegationDepth"] == 2
+
+
+@run_async()
+async def test_a_live_child_reports_to_its_parent_and_a_resumed_child_keeps_its_depth(tmp_path):
+    replies = [{"toolCalls": [call("subagent", {"description": "w", "prompt": "long-job"})]},
+               {"when": "started subagent", "text": "wait"},
+               {"when": "long-job", "text": "long result", "delayMs": 400},
+               {"when": "halfway", "text": "thanks"},
+               {"when": "Background subagent", "text": "noted"},
+               {"when": "again", "text": "again done"},
+               {"when": "Background subagent", "text": "noted twice"}]
+    home = subagent_home(tmp_path, replies)
+    async with InProcess(home) as host:
+        agents, subagents = host.root.get("agents"), host.root.get("subagents")
+        agent = await agents.open()
+        agent.followup("go")
+        await until(lambda: bool(subagents.activations), what="a running child")
+        (child_id,) = subagents.activations
+        await until(lambda: agents.get(child_id) is not None)
+        await subagents.reportFrom(agents.get(child_id), "halfway there")
+        await until(lambda: len(notices(agent)) == 1 and agent.status == "idle", what="the notice")
+        reports = [e["data"] for e in agent.session.events if e["type"] == "user/message"
+                   and e["data"]["source"]["kind"] == "subagent-report"]
+        assert [r["content"][0]["text"] for r in reports] == ["halfway there"]
+        assert reports[0]["source"] == {"kind": "subagent-report", "form": "relay", "senderSessionId": child_id}
+        await subagents.followup(agent, child_id, "again")
+        await until(lambda: agents.get(child_id) is not None, what="the resumed child")
+        assert agents.get(child_id).options["subagentDepth"] == 1 and agents.get(child_id).options["parent"] == agent.id
+        await until(lambda: len(notices(agent)) == 2, what="the second notice")

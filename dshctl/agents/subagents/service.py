@@ -257,6 +257,10 @@ class SubagentRuntime:
         return {"kind": "child", "id": child_id, "mode": found["mode"], "label": found.get("label", ""),
                 "provider": found["provider"]}
 
+    # dsh's spellings, for plugins ported from TypeScript
+    registerProvider, getProvider, startContinuable = register_provider, get_provider, start_continuable
+    reportFrom, listChildren = report_from, list_children
+
     async def drain(self) -> None:
         tasks = list(self.activations.values())
         for task in tasks:
