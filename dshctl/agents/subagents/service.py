@@ -140,6 +140,16 @@ class SubagentRuntime:
         self.ctx.emit("subagent/end", {**identity, "stopReason": stop_reason, **extra, "parent": parent_id})
 
     def _notify(self, parent_id: str, child_id: str, stop_reason: str, output: list[dict]) -> None:
+        """Never blocks the child's release: a notice that cannot be delivered is logged and dropped
+        (as dsh does), since the child's own log is the durable record."""
+        try:
+            self._deliver_notice(parent_id, child_id, stop_reason, output)
+        except Exception as exc:  # noqa: BLE001 - a parent going away mid-delivery
+            logger = self.ctx.get("logger")
+            if logger is not None:
+                logger.warn(f'subagent "{child_id}" settlement notice was not delivered to its parent: {exc}')
+
+    def _deliver_notice(self, parent_id: str, child_id: str, stop_reason: str, output: list[dict]) -> None:
         parent = self.ctx.agents.get(parent_id)
         if parent is None or parent.disposed:
             return   # the child's own log stays the record
