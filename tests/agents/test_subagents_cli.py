@@ -55,3 +55,23 @@ def test_agent_chat_shows_the_children_starting_and_settling(tmp_path):
     assert sum(1 for line in done.stderr.splitlines() if line.strip().startswith("⇢ subagent ")) == 5
     assert sum(1 for line in done.stderr.splitlines() if line.strip().startswith("⇠ subagent ")) == 5
     assert "Report: all five subagents finished." in done.stdout
+
+
+def test_session_list_tree_shows_the_family(tmp_path):
+    home = subagent_home(tmp_path, REPLIES)
+    assert run(home, "delegate five tasks")[0].returncode == 0
+    listed = subprocess.run([DSHCTL, "--home", str(home), "session", "list", "--tree", "--format", "json"],
+                            capture_output=True, text=True, timeout=WAIT_S)
+    assert listed.returncode == 0, listed.stderr
+    (root,) = json.loads(listed.stdout)
+    assert len(root["children"]) == 5 and "origin" not in root
+    for child in root["children"]:
+        assert child["parentSession"] == root["id"] and child["origin"] == "subagent"
+        assert child["label"].startswith("job task-") and child["mode"] == "continuable"
+        assert (child["model"], child["state"], child["stopReason"]) == ("scripted", "settled", "completed")
+    text = subprocess.run([DSHCTL, "--home", str(home), "session", "list", "--tree"],
+                          capture_output=True, text=True, timeout=WAIT_S)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert sum(1 for line in lines if "└ " in line and "completed" in line and "settled" in line) == 5
+    assert any(root["id"] in line and "└" not in line for line in lines)
