@@ -164,6 +164,8 @@ async def drive_turn(link, request: dict, printer) -> dict | None:
                 await link.send({"answer": await printer.ask(line["ask"])})
             elif "event" in line:
                 printer.event(line["event"])
+            elif "subagent" in line:
+                printer.subagent(line["subagent"])
             elif line.get("done"):
                 done = line
         if done is None:

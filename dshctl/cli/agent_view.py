@@ -91,6 +91,18 @@ class TurnPrinter:
         elif kind == "step/end" and self._mid_line:
             self._text("\n")
 
+    def subagent(self, info: dict) -> None:
+        """A child starting or settling: one line on stderr, in both formats (stdout stays the log)."""
+        label = f"subagent {info.get('id')} ({info.get('provider')})"
+        if info.get("event") == "start":
+            self._side(f"  ⇢ {label} started")
+            return
+        said = " ".join(b.get("text", "") for b in info.get("lastAssistantMessage") or [] if isinstance(b, dict))
+        first = said.strip().splitlines()[0][:120] if said.strip() else ""
+        reason = info.get("stopReason")
+        self._side(f"  ⇠ {label} {reason}" + (f": {first}" if first else ""),
+                   "dim" if reason == "completed" else "yellow")
+
     def done(self, line: dict) -> None:
         self.last_session = line.get("session")
         if self.json_lines:

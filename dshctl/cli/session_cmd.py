@@ -65,12 +65,21 @@ def _path_of(store, session_id: str) -> str:
         return session_id
 
 
-def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, fmt: FormatOpt = "text") -> None:
+TreeOpt = Annotated[bool, typer.Option("--tree", help="Show sub-agents under their parents, with label, "
+                                                   "model, state and stop reason (reads children's logs).")]
+
+
+def cmd_list(ctx: typer.Context, home: HomeOpt = None, profile: ProfileOpt = None, fmt: FormatOpt = "text",
+             tree: TreeOpt = False) -> None:
     """List the sessions of the home, newest first (reads each log's header only).
 
     Example: dshctl session list --format json
     """
     check_format(fmt)
+    if tree:
+        from dshctl.cli.session_view import print_family
+        print_family(_store(ctx, home), fmt)
+        return
     infos = _store(ctx, home).list()
     if fmt == "json":
         print_json([i.to_json() for i in infos])

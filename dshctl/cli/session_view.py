@@ -86,3 +86,23 @@ def steps_of(events: list[dict], turn: int) -> list[tuple[str, int]]:
         text = "".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
         out.append((text, sum(1 for b in blocks if b.get("type") == "tool-call")))
     return out
+
+
+def print_family(store, fmt: str) -> None:
+    """``session list --tree``: each root with its sub-agents indented under it."""
+    from dshctl.agents.subagents.family import families, flatten, to_json
+    from dshctl.cli.common import print_json
+    from dshctl.cli.preset_view import print_table
+
+    roots = families(store)
+    if fmt == "json":
+        print_json(to_json(roots))
+        return
+    rows = []
+    for depth, node in flatten(roots):
+        info, detail = node["info"], node["detail"]
+        ident = ("  " * (depth - 1) + "└ " if depth else "") + (info.id or info.path.parent.name)
+        rows.append([ident, when(info.header.get("createdAt")), detail.get("label", "-"),
+                     detail.get("model", "-"), detail.get("state", "-") if depth else "-",
+                     detail.get("stopReason", "-")])
+    print_table(["ID", "CREATED", "LABEL", "MODEL", "STATE", "STOP"], rows)

@@ -6,7 +6,9 @@ without it the host's own working directory is. Resuming a session keeps the cwd
 The answer is a stream of JSON lines on the same connection (docs/host.md): ``{"ok": true, "event":
 <session event>}`` for every event of the turn as it is logged, ``{"ok": true, "ask": <question>}``
 when a tool asks the user (the client replies with one line ``{"answer": {...}}``), and a last line
-``{"ok": true, "done": true, "session", "reason", "text"}``. A client line ``{"abort": true}``, or the
+``{"ok": true, "done": true, "session", "reason", "text"}``. With a ``subagents`` service the stream
+also carries ``{"ok": true, "subagent": {"event": "start" | "end", ...}}`` for the agent's children and
+lasts until they have settled and the agent has taken their notices. A client line ``{"abort": true}``, or the
 client going away, aborts the turn (cause ``user``). The same stream serves ``dshctl agent run`` in an
 embedded host (no socket), so both paths behave the same.
 """
@@ -58,6 +60,7 @@ class TurnStream:
             queue.put_nowait({"ok": True, "event": event})
         observer = lambda event: queue.put_nowait({"ok": True, "event": event})  # noqa: E731
         agent.observers.append(observer)
+        unwatch = watch_children(self.host.root, agent, queue)
         previous_asker = getattr(agent, "ask_user", None)
         agent.ask_user = lambda question: self._ask(queue, question)
         hold = getattr(agents, "hold", None)  # idle release (issue 28); a replacement may lack it
@@ -65,10 +68,12 @@ class TurnStream:
             if hold is not None:
                 hold(agent)
             agent.followup(prompt)
-            idle = asyncio.ensure_future(agent.when_idle())
+            subagents = self.host.root.get("subagents")
+            idle = asyncio.ensure_future(agent.when_idle() if subagents is None else subagents.until_quiet(agent))
             async for line in self._pump(agent, queue, idle):
                 yield line
         finally:
+            unwatch()
             agent.observers.remove(observer)
             agent.ask_user = previous_asker
             if hold is not None:
@@ -161,6 +166,17 @@ def open_hint(exc: Exception) -> str:
     if kind == "NoAgentLoop":
         return "the profile needs @dshctl/agents, @dshctl/agent-loop and an llm row"
     return "see the host's log for details"
+
+
+def watch_children(root, agent, queue: asyncio.Queue):
+    """Forward ``subagent/start`` / ``subagent/end`` of ``agent``'s children; returns the disposer."""
+    def forward(kind):
+        def listener(info):
+            if info.get("parent") == agent.id:
+                queue.put_nowait({"ok": True, "subagent": {"event": kind, **info}})
+        return listener
+    handles = [root.on("subagent/start", forward("start")), root.on("subagent/end", forward("end"))]
+    return lambda: [handle() for handle in handles]
 
 
 def turn_summary(events: list[dict]) -> dict:

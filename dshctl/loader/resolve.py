@@ -34,6 +34,8 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/agents": "dshctl.agents.loop.registry",
     "@dshctl/agent-loop": "dshctl.agents.loop.plugin",
     "@dshctl/loop-guard": "dshctl.agents.loop.guard",
+    "@dshctl/subagents": "dshctl.agents.subagents.plugin",
+    "@dshctl/subagent-tools": "dshctl.agents.subagents.tool_row",
     "@dshctl/fs-tools": "dshctl.agents.tools.fs",
     "@dshctl/ask-user": "dshctl.agents.tools.ask",
     "@dshctl/tool-fs": "dshctl.agents.tools.file_tools",

@@ -2,7 +2,9 @@
 
 Config: ``script`` (a YAML file, relative to the file that declares the row) or inline ``replies``;
 each reply is ``{text?, reasoning?, toolCalls?: [{name, arguments: <dict or JSON text>, id?}],
-finish?: stop|length, delayMs?}``. Replies are streamed as the OpenAI adapter streams a real model
+finish?: stop|length, delayMs?, when?}``. A reply with ``when`` serves only a request whose last message
+contains that text (so parallel sub-agents each get their own); a request takes the first unused reply it
+may take. Replies are streamed as the OpenAI adapter streams a real model
 (reasoning, then text, then tool calls, each as a few deltas), so everything downstream sees the
 same chunk shapes. After the last reply it answers ``(script exhausted)``. The position in the
 script belongs to the service instance: a reload of the row starts the script over.
@@ -31,6 +33,7 @@ _REPLY = {
                            "arguments": {"type": ["object", "string"]}}}},
         "finish": {"enum": ["stop", "length"]},
         "delayMs": {"type": "integer", "minimum": 0},
+        "when": {"type": "string", "minLength": 1},
         "usage": {"type": "object"},
     },
 }
@@ -121,11 +124,12 @@ class ScriptedModel:
         self.model = model
         self.replies = replies
         self.requests: list[GenerateOptions] = []     # every request, in order (tests read them)
+        self.used: set[int] = set()
 
     async def stream(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
         self.requests.append(options)
         n = len(self.requests)
-        reply = self.replies[n - 1] if n <= len(self.replies) else {"text": EXHAUSTED}
+        reply = self._next_reply(_last_text(options.messages))
         chunks = reply_chunks(reply, n)
         pause = reply.get("delayMs", 0) / 1000 / len(chunks)     # delayMs spread over the stream
         for chunk in chunks:
@@ -137,6 +141,25 @@ class ScriptedModel:
                 return
             yield chunk
         await asyncio.sleep(0)
+
+    def _next_reply(self, last: str) -> dict:
+        for i, reply in enumerate(self.replies):
+            if i not in self.used and (reply.get("when") is None or reply["when"] in last):
+                self.used.add(i)
+                return reply
+        return {"text": EXHAUSTED}
+
+
+def _last_text(messages) -> str:
+    """The text of the request's last message (tool results' text included)."""
+    if not messages:
+        return ""
+    out = []
+    for block in messages[-1].get("content") or []:
+        out.append(block.get("text") or "")
+        for inner in block.get("content") or [] if block.get("type") == "tool-result" else []:
+            out.append(inner.get("text") or "" if isinstance(inner, dict) else "")
+    return "\n".join(out)
 
 
 async def _wait(seconds: float, abort: asyncio.Event | None) -> None:

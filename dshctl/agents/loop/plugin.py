@@ -83,7 +83,9 @@ class AgentLoop:
                     agent.session.commit()
                 agent.preset = chosen
                 return
-        self.ctx.tools.scope(fiber.ctx, agent.tool_scope, "global")
+        restrict = agent.options.get("toolFilter") or {}   # a sub-agent's filter (dshctl/agents/subagents)
+        self.ctx.tools.scope(fiber.ctx, agent.tool_scope, "global", deny=restrict.get("deny") or (),
+                             allow=restrict.get("allow"))
 
     async def select_preset(self, agent, preset: str) -> None:
         """Switch a live, idle agent to another preset (a new scope; the log records the choice)."""
