@@ -51,7 +51,7 @@ def resolve(ctx, spec: RegistrySpec, locked: dict | None) -> tuple[RegistryPick,
 
 def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
     """A tarball URL has no published integrity: download it once, take its sha512 (pnpm records
-    the same) and hand the bytes to the store's normal check-and-extract path."""
+    the same) and hand the file to the store's normal check-and-extract path."""
     import base64
     import hashlib
     from concurrent.futures import Future
@@ -61,13 +61,19 @@ def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
     if ctx.offline:
         raise DshctlError(f"offline: {spec.raw} was never downloaded",
                           hint="run once without --offline")
+    tgz = ctx.store._download_dir() / f"url-{hashlib.sha256(spec.raw.encode()).hexdigest()[:16]}.tgz"
+    tgz.unlink(missing_ok=True)
     try:
-        data = ctx.registry.tarball(spec.raw)
+        ctx.registry.tarball_to(spec.raw, tgz)      # streamed to scratch under the size cap
     except FetchFailed as exc:
         raise DshctlError(f"{spec.raw}: {exc}", hint="check the URL") from None
-    integrity = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
+    digest = hashlib.sha512()
+    with open(tgz, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    integrity = "sha512-" + base64.b64encode(digest.digest()).decode()
     done: Future = Future()
-    done.set_result(data)
+    done.set_result(tgz)
     ctx.store._early[integrity] = done  # the store checks and extracts it like any download
     return RegistryPick("0.0.0", spec.raw, integrity)
 
