@@ -57,6 +57,7 @@ class Host:
         self.last_reload: ReloadOutcome | None = None
         self.reload_history: list[ReloadOutcome] = []   # newest last, at most HISTORY (the web app's Status)
         self.boot_report: dict | None = None
+        self.record_texts = lastgood.RecordTexts()   # each row's part of last-good.json, between records
         self.reloader = None
         self.modules = None
         self.control = None
@@ -178,7 +179,7 @@ class Host:
         rows = self.rows
         try:
             await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
-                                    self.digest)
+                                    self.digest, self.record_texts)
         except (OSError, TypeError, ValueError) as exc:  # the tree runs; only the record is stale
             self.log.event("host/last-good-failed", f"could not record the last-good tree at "
                            f"{self.last_good_path}: {exc}; the previous record is kept", level="warn")
