@@ -58,6 +58,7 @@ class Host:
         self.reload_history: list[ReloadOutcome] = []   # newest last, at most HISTORY (the web app's Status)
         self.boot_report: dict | None = None
         self.record_texts = lastgood.RecordTexts()   # each row's part of last-good.json, between records
+        self._recording: asyncio.Task | None = None  # the newest queued last-good record
         self.reloader = None
         self.modules = None
         self.control = None
@@ -167,19 +168,42 @@ class Host:
             self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
         return report
 
-    async def _commit(self, rows: list, digest: str | None = None, *, record: bool = True) -> None:
+    async def _commit(self, rows: list, digest: str | None = None, *, record: bool = True,
+                      wait: bool = True) -> None:
         """``rows`` run now: remember them and record them as last-good (serialized off the loop),
-        unless a trial is pending: the record stays the confirmed tree (trial.py)."""
+        unless a trial is pending: the record stays the confirmed tree (trial.py). ``wait=False`` (a
+        watcher's apply): the verdict does not wait for the file's fsync; records stay in order and
+        ``status``, explicit reloads and shutdown wait for them (issue 30)."""
         self.rows = rows
         self.digest = digest or lastgood.rows_digest(rows)
         if record and self.trials.pending is None:
-            await self.record_last_good()
+            self._queue_record(rows, self.digest)
+            if wait:
+                await self.settle_record()
+
+    def _queue_record(self, rows: list, digest: str) -> None:
+        previous = self._recording
+
+        async def write() -> None:
+            if previous is not None:
+                await asyncio.gather(previous, return_exceptions=True)  # in order: the newest lands last
+            await self._write_last_good(rows, digest)
+        self._recording = asyncio.get_running_loop().create_task(write())
+
+    async def settle_record(self) -> None:
+        """Wait until every last-good record queued so far is on disk (or its failure logged)."""
+        task = self._recording
+        if task is not None:
+            await asyncio.shield(task)
 
     async def record_last_good(self) -> None:
-        rows = self.rows
+        self._queue_record(self.rows, self.digest)
+        await self.settle_record()
+
+    async def _write_last_good(self, rows: list, digest: str) -> None:
         try:
             await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
-                                    self.digest, self.record_texts)
+                                    digest, self.record_texts)
         except (OSError, TypeError, ValueError) as exc:  # the tree runs; only the record is stale
             self.log.event("host/last-good-failed", f"could not record the last-good tree at "
                            f"{self.last_good_path}: {exc}; the previous record is kept", level="warn")
@@ -229,7 +253,7 @@ class Host:
                                  digest=self.digest)
         except LoaderError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)], digest=self.digest)
-        await self._commit(rows, digest, record=record)
+        await self._commit(rows, digest, record=record, wait=trigger != "watch")
         self.source = "layers"
         return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
 
@@ -277,12 +301,14 @@ class Host:
         `reload` (issue 14). So wait for the running pass (bounded: a plugin may hang in apply)."""
         lock = self.reloader.lock if self.reloader is not None else None
         if lock is None or not lock.locked():
+            await self.settle_record()
             return self.status()
         try:
             await asyncio.wait_for(lock.acquire(), wait_s)
         except asyncio.TimeoutError:
             return self.status()   # says "reloading" and, in drift, since when
         try:
+            await self.settle_record()
             return self.status()
         finally:
             lock.release()
@@ -335,6 +361,7 @@ class Host:
                 await part.stop()
         if self.control is not None:
             await self.control.stop()
+        await self.settle_record()   # a watcher's apply may still be writing its record
         if self.loader is not None:
             await self.loader.stop()
         if self._claim is not None:
