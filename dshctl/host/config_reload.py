@@ -114,8 +114,8 @@ class ConfigReloader:
             if trigger == "watch" and outcome.verdict == APPLIED:
                 self._watch_applied = (outcome.digest, outcome.at, changed_rows(outcome.rows))
             self.host.record_reload(outcome)
-            if trigger != "watch":   # an explicit reload answers once the last-good file is written
-                await self.host.settle_record()
+            # said first, then (still serialized) the last-good file: a pass is over once it is on disk
+            await self.host.settle_record()
             if not outcome.ok:
                 await self._broadcast_failure(outcome)
             return outcome

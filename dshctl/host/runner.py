@@ -172,8 +172,8 @@ class Host:
                       wait: bool = True) -> None:
         """``rows`` run now: remember them and record them as last-good (serialized off the loop),
         unless a trial is pending: the record stays the confirmed tree (trial.py). ``wait=False`` (a
-        watcher's apply): the verdict does not wait for the file's fsync; records stay in order and
-        ``status``, explicit reloads and shutdown wait for them (issue 30)."""
+        watcher's apply): the verdict is logged before the file's fsync; the pass (config_reload.py)
+        still waits for it under its lock, and ``status`` and shutdown wait for it too (issue 30)."""
         self.rows = rows
         self.digest = digest or lastgood.rows_digest(rows)
         if record and self.trials.pending is None:
