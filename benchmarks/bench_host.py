@@ -79,7 +79,8 @@ class HostProcess:
             env["PYTHONPATH"] = str(source)
         self.proc = subprocess.Popen([sys.executable, "-m", "dshctl", "--home", str(home), "--profile", "bench",
                                       "host", "run", "--log-format", "json"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
+                                     cwd=source)   # `python -m` puts the working directory first
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

@@ -45,9 +45,9 @@ def build(home: Path, session_id: str, events: int) -> str:
     return count
 
 
-def child_cpu_ms(cmd: list[str], env: dict) -> float:
+def child_cpu_ms(cmd: list[str], env: dict, cwd: Path | None) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True, cwd=cwd)  # `python -m`: cwd first
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
 
@@ -63,7 +63,7 @@ def show_figures(home: Path, runs: int, source: Path | None) -> dict:
             for name in ("small", "long"):   # interleaved: the machine's load hits both alike
                 cmd = [sys.executable, "-m", "dshctl", "session", "show", f"bench-{name}", "--home", str(home),
                        "-f", fmt]
-                cpu[name].append(child_cpu_ms(cmd, env))
+                cpu[name].append(child_cpu_ms(cmd, env, source))
         out[fmt] = {k: statistics.median(v) for k, v in cpu.items()}
     return out
 
