@@ -109,7 +109,7 @@ def cmd_show(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profil
                     "tornBytes": seen.torn_bytes, "repair": [c["type"] for c in seen.closers],
                     "agentPreset": latest_agent_preset(seen.events),
                     "requestHeader": latest_request_header(seen.events), **state,
-                    "turns": summary, "history": derive_history(seen.events)}, large=True)
+                    "turns": summary, "history": derive_history(seen.events)})
         return
     from dshctl.cli.session_view import print_session
 

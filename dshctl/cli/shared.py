@@ -123,18 +123,11 @@ def is_rich() -> bool:
     return color_enabled(sys.stdout)
 
 
-def print_json(obj: Any, *, large: bool = False) -> None:
+def print_json(obj: Any) -> None:
     """``obj`` as JSON the way ``JSON.stringify`` writes it: lone surrogates escaped, and a number
-    that is not finite (a huge JSON integer reads as Infinity) written as ``null``. ``large``: the
-    same text from core/jsontext.py's encoder (worth its import for big documents)."""
+    that is not finite (a huge JSON integer reads as Infinity) written as ``null``."""
     from dshctl.core.yaml.jsvalue import json_dumps
 
-    if large:
-        from dshctl.core.jsontext import dumps_indented
-        from dshctl.core.yaml.jsvalue import escape_surrogates
-
-        def json_dumps(value, **options):  # noqa: F811 - the same text, written faster
-            return escape_surrogates(dumps_indented(value, options.pop("indent"), **options))
     try:
         text = json_dumps(obj, indent=2, default=_json_default, allow_nan=False)
     except ValueError:  # rare: walk once to null the non-finite numbers
