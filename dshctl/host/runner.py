@@ -57,8 +57,8 @@ class Host:
         self.last_reload: ReloadOutcome | None = None
         self.reload_history: list[ReloadOutcome] = []   # newest last, at most HISTORY (the web app's Status)
         self.boot_report: dict | None = None
-        self.record_texts = lastgood.RecordTexts()   # each row's part of last-good.json, between records
-        self._recording: asyncio.Task | None = None  # the newest queued last-good record
+        from .recorder import Recorder
+        self.recorder = Recorder(self.last_good_path, options.profile, log)   # last-good.json, in order
         self.reloader = None
         self.modules = None
         self.control = None
@@ -177,36 +177,17 @@ class Host:
         self.rows = rows
         self.digest = digest or lastgood.rows_digest(rows)
         if record and self.trials.pending is None:
-            self._queue_record(rows, self.digest)
+            self.recorder.queue(rows, self.digest)
             if wait:
                 await self.settle_record()
 
-    def _queue_record(self, rows: list, digest: str) -> None:
-        previous = self._recording
-
-        async def write() -> None:
-            if previous is not None:
-                await asyncio.gather(previous, return_exceptions=True)  # in order: the newest lands last
-            await self._write_last_good(rows, digest)
-        self._recording = asyncio.get_running_loop().create_task(write())
-
     async def settle_record(self) -> None:
-        """Wait until every last-good record queued so far is on disk (or its failure logged)."""
-        task = self._recording
-        if task is not None:
-            await asyncio.shield(task)
+        """Wait until every last-good record queued so far is on disk (recorder.py)."""
+        await self.recorder.settle()
 
     async def record_last_good(self) -> None:
-        self._queue_record(self.rows, self.digest)
-        await self.settle_record()
-
-    async def _write_last_good(self, rows: list, digest: str) -> None:
-        try:
-            await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
-                                    digest, self.record_texts)
-        except (OSError, TypeError, ValueError) as exc:  # the tree runs; only the record is stale
-            self.log.event("host/last-good-failed", f"could not record the last-good tree at "
-                           f"{self.last_good_path}: {exc}; the previous record is kept", level="warn")
+        self.recorder.queue(self.rows, self.digest)
+        await self.recorder.settle()
 
     def _watch_lifecycle(self) -> None:
         from dshctl.runtime import State
