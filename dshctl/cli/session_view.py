@@ -22,9 +22,9 @@ def when(ms) -> str:
 def print_session(seen, summary: list[dict], state: dict) -> None:
     from dshctl.agents.session.summary import describe_reason
 
-    out = console()
+    lines: list[str] = []
     header = seen.header
-    say = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 - user data, no markup
+    say = lines.append
     say(f"session  {header['id']}")
     if state["title"]:
         say(f"title    {_clip(state['title']['title'], 120, one_line=True)}")
@@ -43,6 +43,7 @@ def print_session(seen, summary: list[dict], state: dict) -> None:
         window = f" ({route['contextWindow']} tokens)" if route.get("contextWindow") else ""
         say(f"model    {route.get('provider')}/{route.get('model')}{window}")
     say(f"events   {len(seen.events)}   turns {len(summary)}")
+    steps = steps_by_turn(seen.events)
     if seen.torn_bytes:
         say(f"note     a torn tail of {seen.torn_bytes} bytes (a crash during an append); a resume cuts it")
     queued = len(state["inbox"]["nextTurn"]) + len(state["inbox"]["nextStep"])
@@ -58,7 +59,7 @@ def print_session(seen, summary: list[dict], state: dict) -> None:
         if turn["prompt"]:
             say(f"  user: {_clip(turn['prompt'])}")
         tools = iter(turn["tools"])
-        for step_text, calls in steps_of(seen.events, turn["turn"]):
+        for step_text, calls in steps.get(turn["turn"], ()):
             if step_text:
                 say(f"  assistant: {_clip(step_text)}")
             for tool in (next(tools, None) for _ in range(calls)):
@@ -66,6 +67,8 @@ def print_session(seen, summary: list[dict], state: dict) -> None:
                     say(tool_line(tool))
         for tool in tools:                    # calls logged without their assistant message (a torn turn)
             say(tool_line(tool))
+    # one print: rich's per-call work (~0.15 ms a line) was most of a long session's cost (issue 30)
+    console().print("\n".join(lines), markup=False, highlight=False)  # user data, no markup
 
 
 def tool_line(tool: dict) -> str:
@@ -77,14 +80,22 @@ def tool_line(tool: dict) -> str:
 def steps_of(events: list[dict], turn: int) -> list[tuple[str, int]]:
     """Each step's assistant text and how many tools it called, in order: the texts of a turn's steps
     are shown apart, each before the calls it made."""
-    out = []
+    return steps_by_turn(events).get(turn, [])
+
+
+def steps_by_turn(events: list[dict]) -> dict:
+    """:func:`steps_of` for every turn in one pass over the log (per turn it was quadratic)."""
+    out: dict = {}
     for event in events:
         data = event.get("data")
-        if event.get("type") != "assistant/message" or not isinstance(data, dict) or data.get("turn") != turn:
+        if event.get("type") != "assistant/message" or not isinstance(data, dict):
             continue
         blocks = [b for b in (data.get("message") or {}).get("content") or [] if isinstance(b, dict)]
         text = "".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
-        out.append((text, sum(1 for b in blocks if b.get("type") == "tool-call")))
+        try:
+            out.setdefault(data.get("turn"), []).append((text, sum(1 for b in blocks if b.get("type") == "tool-call")))
+        except TypeError:   # an unhashable turn never equals a summary's turn number
+            continue
     return out
 
 

@@ -114,6 +114,8 @@ class ConfigReloader:
             if trigger == "watch" and outcome.verdict == APPLIED:
                 self._watch_applied = (outcome.digest, outcome.at, changed_rows(outcome.rows))
             self.host.record_reload(outcome)
+            # said first, then (still serialized) the last-good file: a pass is over once it is on disk
+            await self.host.settle_record()
             if not outcome.ok:
                 await self._broadcast_failure(outcome)
             return outcome

@@ -12,31 +12,17 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import sys
-import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .hmr_graph import classify, module_file, stale_plugins
+from .hmr_graph import classify, stale_plugins
+from .module_files import LoadedModules, is_framework
 from .watch import PathWatcher
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import Host
 
 DEBOUNCE_S = 0.1
-_SYSTEM_DIRS = tuple({str(Path(p).resolve()) for p in (sysconfig.get_paths()["stdlib"],
-                                                        sysconfig.get_paths()["purelib"],
-                                                        sysconfig.get_paths()["platlib"])})
-
-
-def is_framework(name: str) -> bool:
-    return name == "dshctl" or name.startswith("dshctl.")
-
-
-def is_local(name: str, module: Any) -> bool:
-    """A module the host may hot-swap: a file outside the standard library, site-packages and dshctl."""
-    path = module_file(module)
-    return path is not None and not is_framework(name) and not str(path).startswith(_SYSTEM_DIRS)
 
 
 def imported_names(module: Any, path: Path) -> set[str]:
@@ -74,18 +60,17 @@ class ModuleReloader:
         self.last: dict | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task | None = None
+        self.modules = LoadedModules()
+        self.modules.sync()
         self.watcher = PathWatcher(self.watched_files(), self.on_change,
                                    on_error=lambda m: host.log.event("hmr/watch-error", m, level="error"))
 
     # ---- watching -----------------------------------------------------------------------------------
-    def watched_files(self) -> set[Path]:
-        files = set()
-        for name, module in list(sys.modules.items()):
-            if is_local(name, module) or is_framework(name):
-                path = module_file(module)
-                if path is not None:
-                    files.add(path)
-        return files
+    def watched_files(self, names=None) -> set[Path]:
+        """The files of the watched modules among ``names`` (default: every loaded module)."""
+        modules = self.modules
+        names = list(names) if names is not None else [n for n, _, _ in modules.with_files()]
+        return {modules.path(n) for n in names if modules.is_watched(n)}
 
     async def start(self) -> None:
         self.watcher.start()
@@ -99,8 +84,11 @@ class ModuleReloader:
             await asyncio.gather(self._task, return_exceptions=True)
 
     def refresh(self) -> None:
-        """New plugin modules were imported (a config reload): watch them too."""
-        self.watcher.add(self.watched_files())
+        """New plugin modules were imported (a config reload): watch them too. Only modules not seen
+        before are examined (module_files.py)."""
+        fresh = self.modules.sync()
+        if fresh:
+            self.watcher.add(self.watched_files(fresh))
 
     def on_change(self, paths: list[Path]) -> None:
         self.stash.update(p.resolve() for p in paths if p.exists())
@@ -141,11 +129,10 @@ class ModuleReloader:
             return result
 
     async def _pass(self, files: set[Path]) -> dict:
+        self.modules.sync()
         by_file: dict[Path, list[str]] = {}
-        for name, module in list(sys.modules.items()):
-            path = module_file(module)
-            if path is not None:
-                by_file.setdefault(path, []).append(name)
+        for name, _, path in self.modules.with_files():
+            by_file.setdefault(path, []).append(name)
         changed = {n for f in files for n in by_file.get(f, []) if not is_framework(n)}
         framework = sorted(str(f) for f in files if any(is_framework(n) for n in by_file.get(f, [])))
         if framework:
@@ -161,9 +148,9 @@ class ModuleReloader:
         return await swap(self.host, plan, files)
 
     def _plan(self, changed: set[str]) -> dict:
-        local = {n: m for n, m in list(sys.modules.items()) if is_local(n, m)}
-        framework = {n for n in sys.modules if is_framework(n)}
-        imports = {n: {d for d in imported_names(m, module_file(m)) if d in local or d in framework}
+        local = self.modules.local()
+        framework = self.modules.framework()
+        imports = {n: {d for d in imported_names(m, self.modules.path(n)) if d in local or d in framework}
                    for n, m in local.items()}
         accepted, declined = classify(changed, imports, framework, lambda n: n not in local and n not in framework)
         plugin_modules = self._plugin_modules(local)

@@ -62,6 +62,8 @@ class Host:
         self.last_reload: ReloadOutcome | None = None
         self.reload_history: list[ReloadOutcome] = []   # newest last, at most HISTORY (the web app's Status)
         self.boot_report: dict | None = None
+        from .recorder import Recorder
+        self.recorder = Recorder(self.last_good_path, options.profile, log)   # last-good.json, in order
         self.reloader = None
         self.modules = None
         self.control = None
@@ -171,22 +173,26 @@ class Host:
             self.log.event("host/boot-audit", f"{len(failed)} row(s) did not activate", level="error")
         return report
 
-    async def _commit(self, rows: list, digest: str | None = None, *, record: bool = True) -> None:
+    async def _commit(self, rows: list, digest: str | None = None, *, record: bool = True,
+                      wait: bool = True) -> None:
         """``rows`` run now: remember them and record them as last-good (serialized off the loop),
-        unless a trial is pending: the record stays the confirmed tree (trial.py)."""
+        unless a trial is pending: the record stays the confirmed tree (trial.py). ``wait=False`` (a
+        watcher's apply): the verdict is logged before the file's fsync; the pass (config_reload.py)
+        still waits for it under its lock, and ``status`` and shutdown wait for it too (issue 30)."""
         self.rows = rows
         self.digest = digest or lastgood.rows_digest(rows)
         if record and self.trials.pending is None:
-            await self.record_last_good()
+            self.recorder.queue(rows, self.digest)
+            if wait:
+                await self.settle_record()
+
+    async def settle_record(self) -> None:
+        """Wait until every last-good record queued so far is on disk (recorder.py)."""
+        await self.recorder.settle()
 
     async def record_last_good(self) -> None:
-        rows = self.rows
-        try:
-            await asyncio.to_thread(lastgood.record, self.last_good_path, self.options.profile, rows,
-                                    self.digest)
-        except (OSError, TypeError, ValueError) as exc:  # the tree runs; only the record is stale
-            self.log.event("host/last-good-failed", f"could not record the last-good tree at "
-                           f"{self.last_good_path}: {exc}; the previous record is kept", level="warn")
+        self.recorder.queue(self.rows, self.digest)
+        await self.recorder.settle()
 
     def _watch_lifecycle(self) -> None:
         from dshctl.runtime import State
@@ -233,7 +239,7 @@ class Host:
                                  digest=self.digest)
         except LoaderError as err:
             return ReloadOutcome(REJECTED, trigger, files, errors=[error_json(err)], digest=self.digest)
-        await self._commit(rows, digest, record=record)
+        await self._commit(rows, digest, record=record, wait=trigger != "watch")
         self.source = "layers"
         return ReloadOutcome(APPLIED, trigger, files, rows=report.to_json()["rows"], digest=self.digest)
 
@@ -281,12 +287,14 @@ class Host:
         `reload` (issue 14). So wait for the running pass (bounded: a plugin may hang in apply)."""
         lock = self.reloader.lock if self.reloader is not None else None
         if lock is None or not lock.locked():
+            await self.settle_record()
             return self.status()
         try:
             await asyncio.wait_for(lock.acquire(), wait_s)
         except asyncio.TimeoutError:
             return self.status()   # says "reloading" and, in drift, since when
         try:
+            await self.settle_record()
             return self.status()
         finally:
             lock.release()
@@ -339,6 +347,7 @@ class Host:
                 await part.stop()
         if self.control is not None:
             await self.control.stop()
+        await self.settle_record()   # a watcher's apply may still be writing its record
         if self.loader is not None:
             await self.loader.stop()
         if self._claim is not None:

@@ -26,7 +26,7 @@ class InboxFoldError(ValueError):
 
 def title(events: list[dict]) -> dict | None:
     for event in reversed(events):
-        if event["type"] == "session/title":
+        if event["type"] == "session/title" and isinstance(event["data"], dict):
             return {**event["data"], "eventSeq": event["seq"], "updatedAt": event["time"]}
     return None
 
@@ -35,14 +35,14 @@ def knobs(events: list[dict]) -> dict[str, Any]:
     state: dict[str, Any] = {"preset": None, "sandbox": None, "approval": None}
     for event in events:
         slot = KNOB_EVENTS.get(event["type"])
-        if slot is not None:
+        if slot is not None and isinstance(event["data"], dict):
             state[slot[0]] = event["data"].get(slot[1])
     return state
 
 
 def request_context(events: list[dict]) -> dict | None:
     for event in reversed(events):
-        if event["type"] == "request/context":
+        if event["type"] == "request/context" and isinstance(event["data"], dict):
             return event["data"]
     return None
 
@@ -54,6 +54,8 @@ def pending_inbox(events: list[dict], seed_length: int = 0) -> dict[str, list[di
         if event["type"] != "agent/inbox/spliced":
             continue
         splice = event["data"]
+        if not isinstance(splice, dict):   # the read-only path shows logs a resume would refuse
+            raise InboxFoldError(f"inbox splice at seq {event['seq']} is not an object")
         target = splice.get("target")
         if target not in state:
             raise InboxFoldError(f"inbox splice at seq {event['seq']} names no inbox ({target!r})")
