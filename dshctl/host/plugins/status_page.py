@@ -1,5 +1,9 @@
 """``@dshctl/status-page``: the browser app (``/``: Sessions, Settings, Status; dshctl.host.web) and the
-running tree as a plain page (``/status``) and as JSON (``/status.json``).
+running tree as a plain page (``/status``) and as JSON (``/status.json``), and the two probes an
+orchestrator asks (Kubernetes' liveness and readiness): ``/healthz`` answers 200 while the host serves,
+``/readyz`` 200 when the running tree is what the files on disk compose to, else 503 with the reason
+and the last reload's errors — so a pod whose new ConfigMap rolled back is taken out of service, not
+restarted.
 
 The data comes from the ``host`` service the runner provides (the same document as
 ``dshctl status --format json``, with secrets redacted); without a host it reports no rows.
@@ -59,7 +63,31 @@ def render(doc: dict, history: list | None = None) -> str:
             "<p><a href='status.json'>JSON</a> · <a href='/'>the app</a></p>")
 
 
+def readiness(doc: dict) -> tuple[int, dict]:
+    """(HTTP status, body) of ``/readyz`` for a status document: ready when what runs is what the
+    files on disk compose to (a rolled-back reload leaves them apart until the files are fixed)."""
+    info = doc.get("host")
+    if not isinstance(info, dict):
+        return 503, {"ready": False, "reason": "no host"}
+    last = doc.get("last_reload") or {}
+    disk = info.get("on_disk") or {}
+    if disk.get("digest") is None:
+        return 503, {"ready": False, "reason": f"the files on disk do not compose: {disk.get('error')}"}
+    if disk["digest"] != info.get("running_digest"):
+        return 503, {"ready": False, "reason": "the files on disk are not what runs (the last reload was "
+                     f"{last.get('verdict', 'none')})", "summary": last.get("summary"),
+                     "errors": last.get("errors") or []}
+    return 200, {"ready": True, "last_reload": last.get("verdict")}
+
+
 def apply(ctx, config):
+    from dshctl.host.web.messages import Response
+
+    ctx.http.route(ctx, "GET", "/healthz", lambda request: Response(200, b"ok\n"))
+    def readyz(request):
+        status, body = readiness(snapshot(ctx))
+        return Response.json(body, status)
+    ctx.http.route(ctx, "GET", "/readyz", readyz)
     path = config["path"]
     ctx.http.route(ctx, "GET", path, lambda request: render(snapshot(ctx), app_state(ctx)["history"]))
     ctx.http.route(ctx, "GET", path + ".json", lambda request: snapshot(ctx))
