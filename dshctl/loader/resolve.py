@@ -40,6 +40,8 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/tool-fs-search": "dshctl.agents.tools.search",
     "@dshctl/tool-bash": "dshctl.agents.tools.shell",
     "@dshctl/tool-todo": "dshctl.agents.tools.todo",
+    "@dshctl/tool-skill": "dshctl.agents.tools.skill",
+    "@dshctl/plan-mode": "dshctl.agents.tools.plan",
     "@dshctl/tool-str-replace-editor": "dshctl.agents.tools.editor",
     "@dshctl/code-mode": "dshctl.agents.codemode.plugin",
     "@dshctl/sandbox": "dshctl.agents.sandbox.plugin",

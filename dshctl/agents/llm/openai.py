@@ -43,6 +43,7 @@ schema = {
         "thinking": {"enum": ["enabled", "disabled"]},
         "reasoningEffort": {"enum": ["off", "low", "high", "max"]},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+        "inputModalities": {"type": "array", "minItems": 1, "items": {"enum": ["text", "image"]}},
         "retry": {
             "type": "object",
             "default": {},
@@ -66,6 +67,9 @@ def _error_finish(failure: LlmFailure, aborted: bool = False) -> StreamChunk:
     return {"type": "finish", "reason": {"kind": "aborted" if aborted else "error", "failure": failure.to_json()}}
 
 
+IMAGE_MODELS = frozenset({"deepseek-v4-flash-vision-exp"})   # dsh 0.1.1-rc.2's catalog
+
+
 class OpenAiModel:
     """The ``llm`` service of ``@dshctl/llm-openai``."""
 
@@ -79,6 +83,7 @@ class OpenAiModel:
         self.effort = config.get("reasoningEffort")
         self._headers = dict(config.get("headers") or {})
         self.max_tokens = config.get("maxTokens")
+        self.config_modalities = config.get("inputModalities")
         self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
                       **(config.get("retry") or {})}
         self.timeout = httpx.Timeout(connect=config.get("connectTimeoutMs", 10_000) / 1000,
@@ -109,6 +114,14 @@ class OpenAiModel:
             return None
         return LlmFailure(f"no API key for {self.base_url}: set {self.key_env} in the environment of the process "
                           f"that runs the agent (or apiKey in the llm row)", "AUTH")
+
+    def input_modalities(self, model: str) -> list[str]:
+        """What the model takes in (read_image asks): the row's ``inputModalities``, else dsh's catalog
+        (DeepSeek's vision model takes images, the others text only)."""
+        configured = self.config_modalities
+        if configured:
+            return list(configured)
+        return ["text", "image"] if model in IMAGE_MODELS else ["text"]
 
     def __repr__(self) -> str:             # never the key
         return f"OpenAiModel(baseUrl={self.base_url!r}, model={self.model!r})"
