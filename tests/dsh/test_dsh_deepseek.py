@@ -4,6 +4,7 @@ the bearer token, both read from ``DEEPSEEK_BASE_URL`` / ``DEEPSEEK_API_KEY``.""
 from __future__ import annotations
 
 import asyncio
+import re
 
 from dshctl.agents.llm.api import GenerateOptions
 from dshctl.agents.llm.deepseek import resolved
@@ -28,10 +29,12 @@ def test_request_settings_equal_dshs(real_dsh, tmp_path, monkeypatch):
         theirs = next(r for r in server.requests if r["body"].get("tools"))
         monkeypatch.setenv("DEEPSEEK_BASE_URL", base)
         monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-same")
+        monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))    # the anonymous user id dsh made there
         server.script = [answer()]
         model = OpenAiModel(resolved({}))
         options = GenerateOptions(provider="deepseek", model=model.model, messages=[
-            {"id": "u", "role": "user", "content": [{"type": "text", "text": "Say hi."}], "source": {"kind": "user"}}])
+            {"id": "u", "role": "user", "content": [{"type": "text", "text": "Say hi."}], "source": {"kind": "user"}}],
+            session_id="session-ours")
 
         async def one():
             chunks = [c async for c in model.stream(options)]
@@ -42,3 +45,14 @@ def test_request_settings_equal_dshs(real_dsh, tmp_path, monkeypatch):
     assert {k: ours["body"].get(k) for k in SETTINGS} == {k: theirs["body"].get(k) for k in SETTINGS}
     assert ours["path"] == theirs["path"] == "/chat/completions"
     assert ours["headers"]["authorization"] == theirs["headers"]["authorization"] == "Bearer sk-same"
+    names = {k for k in theirs["headers"] if k.startswith("x-deepseek-harness-")}
+    assert names == {"x-deepseek-harness-user-id", "x-deepseek-harness-session-id"}
+    assert {k for k in ours["headers"] if k.startswith("x-deepseek-harness-")} == names
+    assert ours["headers"]["x-deepseek-harness-user-id"] == theirs["headers"]["x-deepseek-harness-user-id"]
+    assert ours["headers"]["x-deepseek-harness-session-id"] == "session-ours"
+    shape = re.compile(r"^[a-z-]+/[0-9][^ ]* \(\+https://[^ )]+\)$")     # product/version (+url)
+    assert shape.match(theirs["headers"]["user-agent"]) and shape.match(ours["headers"]["user-agent"])
+    assert ours["headers"]["user-agent"].startswith("dshctl/")
+    for side in (ours, theirs):
+        assert (side["headers"]["content-type"], side["headers"]["accept"]) == ("application/json",
+                                                                                "text/event-stream")

@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator
 import httpx
 
 from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk
+from dshctl.agents.llm.identity import USER_AGENT, harness_headers
 from dshctl.agents.llm.openai_wire import SseParser, Translator, http_error_code, request_body, retry_after_ms
 
 name = "@dshctl/llm-openai"
@@ -43,6 +44,7 @@ schema = {
         "thinking": {"enum": ["enabled", "disabled"]},
         "reasoningEffort": {"enum": ["off", "low", "high", "max"]},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+        "harnessHeaders": {"type": "boolean", "default": False},
         "inputModalities": {"type": "array", "minItems": 1, "items": {"enum": ["text", "image"]}},
         "retry": {
             "type": "object",
@@ -84,6 +86,7 @@ class OpenAiModel:
         self._headers = dict(config.get("headers") or {})
         self.max_tokens = config.get("maxTokens")
         self.config_modalities = config.get("inputModalities")
+        self.harness_headers = bool(config.get("harnessHeaders"))
         self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
                       **(config.get("retry") or {})}
         self.timeout = httpx.Timeout(connect=config.get("connectTimeoutMs", 10_000) / 1000,
@@ -185,8 +188,11 @@ class OpenAiModel:
                 yield _error_finish(LlmFailure("request aborted by caller", "ABORTED"), aborted=True)
                 return
 
-    def _request_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **self._headers}
+    def _request_headers(self, options: GenerateOptions) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": USER_AGENT}
+        if self.harness_headers:
+            headers.update(harness_headers(options.session_id, options.extra.get("purpose") == "compaction"))
+        headers.update(self._headers)
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         return headers
@@ -196,7 +202,7 @@ class OpenAiModel:
         body = json.dumps(request_body(options, effort=self.effort, thinking=self.thinking), ensure_ascii=False)
         client = self.client()   # one per adapter (connection reuse); closed with the plugin
         try:
-            async with client.stream("POST", url, content=body.encode(), headers=self._request_headers()) as resp:
+            async with client.stream("POST", url, content=body.encode(), headers=self._request_headers(options)) as resp:
                 if resp.status_code >= 300:
                     raise LlmError(await self._http_failure(resp))
                 async for chunk in self._chunks(resp, options.abort):
