@@ -41,6 +41,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/tool-bash": "dshctl.agents.tools.shell",
     "@dshctl/tool-todo": "dshctl.agents.tools.todo",
     "@dshctl/tool-skill": "dshctl.agents.tools.skill",
+    "@dshctl/session-title": "dshctl.agents.llm.title",
     "@dshctl/plan-mode": "dshctl.agents.tools.plan",
     "@dshctl/tool-str-replace-editor": "dshctl.agents.tools.editor",
     "@dshctl/code-mode": "dshctl.agents.codemode.plugin",

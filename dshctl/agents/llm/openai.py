@@ -44,7 +44,7 @@ schema = {
         "thinking": {"enum": ["enabled", "disabled"]},
         "reasoningEffort": {"enum": ["off", "low", "high", "max"]},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
-        "harnessHeaders": {"type": "boolean", "default": False},
+        "harnessHeaders": {"type": "boolean"},   # no default here: llm-deepseek turns it on
         "inputModalities": {"type": "array", "minItems": 1, "items": {"enum": ["text", "image"]}},
         "retry": {
             "type": "object",
