@@ -66,14 +66,17 @@ def test_request_settings_equal_dshs(real_dsh, tmp_path, monkeypatch):
 def dshctl_home(tmp_path):
     rows = [{"id": "tools", "name": "@dshctl/tools"}, {"id": "agents", "name": "@dshctl/agents"},
             {"id": "llm", "name": "@dshctl/llm-deepseek"}, {"id": "agent-loop", "name": "@dshctl/agent-loop"},
-            {"id": "approval", "name": "@dshctl/approval"}, {"id": "session-title", "name": "@dshctl/session-title"}]
+            {"id": "sandbox", "name": "@dshctl/sandbox"},
+            {"id": "approval", "name": "@dshctl/approval", "config": {"defaultPreset": "workspace-write"}},
+            {"id": "session-title", "name": "@dshctl/session-title"}]
     return make_home(tmp_path / "ours", "".join(f"    - {json.dumps(row)}\n" for row in rows))
 
 
 def test_title_request_and_turn_settings_equal_dshs_through_agent_run(real_dsh, tmp_path):
-    """`dshctl agent run` (embedded, @dshctl/llm-deepseek + @dshctl/session-title) and dsh's headless turn,
+    """`dshctl agent run` (embedded: llm-deepseek, sandbox, approval, session-title rows) and dsh's headless turn,
     one prompt, one server: the title request is equal but for ids (system, framed prompt with the prompt's
-    seq, max_tokens, thinking off), the turn's body settings are equal, and both send the session's id."""
+    seq, max_tokens, thinking off), the turn's body settings and its conversation (the prompt, then the
+    runtime-context snapshot) are equal, and the harness headers carry one user id and each side's session id."""
     prompt = "Fix the failing login test."
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -104,6 +107,13 @@ def test_title_request_and_turn_settings_equal_dshs_through_agent_run(real_dsh, 
     our_turn = next(r for r in ours if r["body"].get("messages") and r["body"]["messages"][-1]["role"] == "user"
                     and r is not our_title)
     assert {k: our_turn["body"].get(k) for k in SETTINGS} == {k: their_turn["body"].get(k) for k in SETTINGS}
+    context = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."
+    their_context = [m for m in their_turn["body"]["messages"] if m["role"] == "user" and context in m["content"]]
+    our_context = [m for m in our_turn["body"]["messages"] if m["role"] == "user" and context in m["content"]]
+    assert len(their_context) == 1 and our_context == their_context
+    def conversation(body):       # the system text is each side's own (dshctl's profile sets none)
+        return [m for m in body["messages"] if m["role"] != "system"]
+    assert conversation(our_turn["body"]) == conversation(their_turn["body"])        # prompt, then the context
     titles = [json.loads(line)["data"] for line in ours_run.stdout.splitlines()
               if json.loads(line).get("type") == "session/title"]
     assert [t["source"]["kind"] for t in titles] == ["fallback", "provider"], ours_run.stdout[-2000:]
