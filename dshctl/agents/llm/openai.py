@@ -81,6 +81,9 @@ class OpenAiModel:
         self.base_url = config.get("baseUrl", "https://api.deepseek.com").rstrip("/")
         self.key_env = config.get("apiKeyEnv", "DEEPSEEK_API_KEY")
         self._key = config.get("apiKey") or os.environ.get(self.key_env) or None
+        # Keys a client passed over the control socket for its own session's turns (in memory only: never
+        # logged, stored or in status); they take precedence over the host's for that session.
+        self._session_keys: dict[str, str] = {}
         self.thinking = config.get("thinking")
         self.effort = config.get("reasoningEffort")
         self._headers = dict(config.get("headers") or {})
@@ -110,10 +113,22 @@ class OpenAiModel:
         if client is not None and self._client_loop is asyncio.get_running_loop():
             await client.aclose()
 
-    def missing_key(self) -> LlmFailure | None:
+    def lend_key(self, session_id: str, key: str | None) -> None:
+        """Use ``key`` for ``session_id``'s requests (None: stop); a client's key for its turn."""
+        if key:
+            self._session_keys[session_id] = key
+        else:
+            self._session_keys.pop(session_id, None)
+
+    def _key_for(self, options: GenerateOptions | None) -> str | None:
+        if options is not None and options.session_id in self._session_keys:
+            return self._session_keys[options.session_id]
+        return self._key
+
+    def missing_key(self, options: GenerateOptions | None = None) -> LlmFailure | None:
         """No key for a server beyond this machine: one line naming the variable, before any request."""
         host = httpx.URL(self.base_url).host
-        if self._key or host in ("127.0.0.1", "localhost", "::1"):
+        if self._key_for(options) or host in ("127.0.0.1", "localhost", "::1"):
             return None
         return LlmFailure(f"no API key for {self.base_url}: set {self.key_env} in the environment of the process "
                           f"that runs the agent (or apiKey in the llm row)", "AUTH")
@@ -130,7 +145,10 @@ class OpenAiModel:
         return f"OpenAiModel(baseUrl={self.base_url!r}, model={self.model!r})"
 
     def scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        for key in (self._key, *self._session_keys.values()):
+            if key:
+                text = text.replace(key, "***")
+        return text
 
     def _failure(self, message: str, code: str, **kw: Any) -> LlmFailure:
         return LlmFailure(self.scrub(message), code, **kw)
@@ -147,7 +165,7 @@ class OpenAiModel:
     async def stream(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
         if options.max_tokens is None and self.max_tokens is not None:
             options = dataclasses.replace(options, max_tokens=self.max_tokens)
-        failure = self.missing_key()
+        failure = self.missing_key(options)
         if failure is None:
             try:
                 request_body(options, effort=self.effort, thinking=self.thinking)
@@ -193,8 +211,9 @@ class OpenAiModel:
         if self.harness_headers:
             headers.update(harness_headers(options.session_id, options.extra.get("purpose") == "compaction"))
         headers.update(self._headers)
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+        key = self._key_for(options)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         return headers
 
     async def _attempt(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
