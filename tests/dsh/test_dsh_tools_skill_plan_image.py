@@ -15,9 +15,15 @@ from dshctl.agents.llm.openai import OpenAiModel
 from dshctl.agents.tools.fsbase import Roots
 from dshctl.agents.tools.image import ReadImage
 from dshctl.agents.tools.plan import DEFAULT_SECTION, PlanMode
-from dshctl.agents.tools.schemas import EXIT_PLAN_MODE_PARAMETERS, READ_IMAGE_PARAMETERS, SKILL_PARAMETERS
+from dshctl.agents.tools.definition import Tool
+from dshctl.agents.tools.editor import Editor
+from dshctl.agents.tools.file_tools import FileTools
+from dshctl.agents.tools.schemas import (EXIT_PLAN_MODE_PARAMETERS, READ_IMAGE_PARAMETERS, SKILL_PARAMETERS,
+                                         STR_REPLACE_EDITOR_PARAMETERS, TODO_WRITE_PARAMETERS)
+from dshctl.agents.tools.search import SearchTools
+from dshctl.agents.tools.todo import TodoLists
 from dshctl.agents.tools.skill import SkillTool
-from tests.agents.dsh_tools_helpers import Caller, agent_with
+from tests.agents.dsh_tools_helpers import FILE_CONFIG, SEARCH_CONFIG, Caller, agent_with
 from tests.agents.sse_server import SseServer
 from tests.dsh.test_dsh_tools import Router, without_descriptions
 
@@ -40,6 +46,13 @@ CALLS = [
     ("read_image", {"file_path": "  "}),
     ("read_image", {"file_path": "pic.png", "extra": True}),
     ("read_image", {"path": "pic.png"}),
+    ("read", {}),
+    ("read", {"file_path": 3, "offset": "x"}),
+    ("edit", {"file_path": "a.txt"}),
+    ("grep", {"pattern": ["x"], "include": 1}),
+    ("todo_write", {"todos": [{"content": "a", "status": "bogus"}, {"content": "b"}]}),
+    ("todo_write", {"todos": [{"content": "a", "status": "pending", "extra": 1}]}),
+    ("str_replace_editor", {"command": "delete", "path": "/x"}),
 ]
 
 
@@ -86,7 +99,11 @@ def our_tools(ws, home, agents_home):
     plan = PlanMode(DEFAULT_SECTION)
     llm = OpenAiModel({"model": "deepseek-v4-flash"})
     ctx = SimpleNamespace(get=lambda name: llm if name == "llm" else None)
-    tools = [skills.definition(), plan.definition(), ReadImage(Roots(None), ctx).definition()]
+    tools = [skills.definition(), plan.definition(), ReadImage(Roots(None), ctx).definition(),
+             *FileTools(Roots(None), FILE_CONFIG).definitions(), *SearchTools(Roots(None), SEARCH_CONFIG).definitions(),
+             Tool("todo_write", "", TodoLists().todo_write, TODO_WRITE_PARAMETERS),
+             Tool("str_replace_editor", "", Editor(Roots(None), {"maxOutputChars": 16000}).execute,
+                  STR_REPLACE_EDITOR_PARAMETERS)]
     return skills, tools
 
 

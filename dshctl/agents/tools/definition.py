@@ -30,6 +30,11 @@ class Tool:
     # tools that carry dsh's names; dshctl's own keep the JSON-schema validator's text.
     dsh_arguments: bool = False
 
+    def __post_init__(self) -> None:
+        from .schemas import DSH_PARAMETER_SCHEMAS   # a dsh schema: the tool is one of dsh's
+        if any(self.parameters is schema for schema in DSH_PARAMETER_SCHEMAS):
+            self.dsh_arguments = True
+
     def schema(self) -> dict:
         """The model-visible part: name, description, parameters (never the timeout or classifier).
         A plain-JSON copy made once: schemas that share sub-dicts still log as plain trees."""

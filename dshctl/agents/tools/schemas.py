@@ -121,3 +121,9 @@ EXIT_PLAN_MODE_PARAMETERS = _obj({
 READ_IMAGE_PARAMETERS = _obj({
     "file_path": _s("The image file (PNG, JPEG, WebP or GIF); relative paths start at the workspace."),
 }, ["file_path"])
+
+# The tools with these parameters carry dsh's names: their bad arguments are told in dsh's words.
+DSH_PARAMETER_SCHEMAS = (READ_PARAMETERS, WRITE_PARAMETERS, EDIT_PARAMETERS, GLOB_PARAMETERS, GREP_PARAMETERS,
+                         BASH_PARAMETERS, JOB_LIST_PARAMETERS, JOB_OUTPUT_PARAMETERS, JOB_KILL_PARAMETERS,
+                         TODO_WRITE_PARAMETERS, STR_REPLACE_EDITOR_PARAMETERS, SKILL_PARAMETERS,
+                         EXIT_PLAN_MODE_PARAMETERS, READ_IMAGE_PARAMETERS)
