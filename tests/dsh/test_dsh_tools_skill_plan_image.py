@@ -81,6 +81,8 @@ def workspace(root, agents_home):
     (skills / "hidden").mkdir()
     (skills / "hidden" / "SKILL.md").write_text(skill_file("hidden", "Hidden.", "x",
                                                            "disable-model-invocation: true\n"))
+    (skills / "mine").mkdir()
+    (skills / "mine" / "SKILL.md").write_text(skill_file("mine", "Model only.", "m", "user-invocable: no\n"))
     (skills / "broken").mkdir()
     (skills / "broken" / "SKILL.md").write_text("no frontmatter here\n")
     (skills / "badyaml").mkdir()
@@ -107,12 +109,12 @@ def our_tools(ws, home, agents_home):
     return skills, tools
 
 
-def dsh_turn(real_dsh, home, agents_home, ws, calls):
+def dsh_turn(real_dsh, home, agents_home, ws, calls, prompt="Work."):
     with SseServer() as server:
         server.script = Router(server, calls)
         env = real_dsh.env(home, DEEPSEEK_BASE_URL=f"http://127.0.0.1:{server.port}", DEEPSEEK_API_KEY="sk-test",
                            DSH_AGENTS_HOME=str(agents_home), DSH_PERMISSION_MODE="danger-full-access")
-        done = real_dsh.run(home, "--profile", "headless", "--patch", str(real_dsh.no_typert_patch), "Work.",
+        done = real_dsh.run(home, "--profile", "headless", "--patch", str(real_dsh.no_typert_patch), prompt,
                             cwd=ws, env=env)
         assert done.returncode == 0, done.stderr[-3000:]
         return [r["body"] for r in server.requests if r["body"].get("tools")]
@@ -143,7 +145,7 @@ def test_skill_plan_and_image_tools_match_dsh(real_dsh, tmp_path):
     assert len(their_catalog) == 1
     catalog = skills.catalog_message(agent)
     assert catalog is not None and catalog["content"][0]["text"] == _text(their_catalog[0])
-    assert [e["name"] for e in catalog["source"]["entries"]] == ["hello", "notes", "user-one"]
+    assert [e["name"] for e in catalog["source"]["entries"]] == ["hello", "mine", "notes", "user-one"]
 
 
 def _text(content) -> str:
@@ -152,3 +154,19 @@ def _text(content) -> str:
 
 async def _texts(ask, calls):
     return [await ask.text(name, args) for name, args in calls]
+
+
+def test_a_users_slash_name_loads_the_skill_as_dsh_does(real_dsh, tmp_path):
+    ws, home, agents_home = tmp_path / "ws", tmp_path / "home", tmp_path / "agents"
+    workspace(ws, agents_home)
+    prompt = "Please /notes then /hidden and /notes, not /mine, /nope or /usr/bin."
+    requests = dsh_turn(real_dsh, home, agents_home, ws, [], prompt=prompt)
+    theirs = [_text(m["content"]) for m in requests[0]["messages"] if m["role"] == "user"]
+    skills, _tools = our_tools(ws, home, agents_home)
+    agent = agent_with(ws, [], session_id=str(ws))
+    agent.session.events = []
+    user = {"id": "u", "role": "user", "content": [{"type": "text", "text": prompt}], "source": {"kind": "user"}}
+    catalog = skills.catalog_message(agent)
+    ours = [prompt, _text(catalog["content"]), *(_text(m["content"]) for m in skills.invocations(agent, [user]))]
+    assert theirs[0] == prompt and theirs[-3:] == ours[1:]            # after dsh's runtime context
+    assert [m["source"]["name"] for m in skills.invocations(agent, [user])] == ["notes", "hidden"]

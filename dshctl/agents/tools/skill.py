@@ -5,7 +5,9 @@ Roots, in dsh's precedence (the first root naming a skill wins): the project's `
 the row's ``customSkillDirs``, then ``$DSH_HOME/skills`` (default ``~/.dsh``; its ``.system`` is skipped) and
 ``$DSH_AGENTS_HOME/skills`` (default ``~/.agents``). A skill is ``<root>/<name>/SKILL.md`` or
 ``<root>/<file>.md`` with YAML frontmatter naming ``name`` (kebab-case) and ``description``;
-``disable-model-invocation: true`` hides it from the model. Files without usable frontmatter are skipped.
+``disable-model-invocation: true`` hides it from the model, ``user-invocable: false`` from a user's ``/name``
+gesture (a user message naming ``/name`` loads that skill as ``skill-invocation`` instructions after the
+step's input, as dsh does). Files without usable frontmatter are skipped.
 
 Confinement: project roots live in the workspace, so a project skill whose real path leaves the project
 (a symlink out) is skipped, as is anything that is not UTF-8 text. User and custom roots are the user's own
@@ -40,6 +42,7 @@ schema = {"type": "object", "default": {}, "properties": {
 }}
 
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+GESTURE = re.compile(r"(?:^|(?<=\s))/([a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$)")
 TRUE_WORDS, FALSE_WORDS = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
 
 
@@ -57,6 +60,7 @@ class Skill:
     content: str
     directory: str
     model_invocable: bool
+    user_invocable: bool = True
 
 
 def escape_text(value: str) -> str:
@@ -116,10 +120,10 @@ def parse_skill(raw: str, directory: str) -> Skill | None:
         return None   # dsh refuses the legacy spellings
     try:
         hidden = _flag(data, "disable-model-invocation") is True
-        _flag(data, "user-invocable")
+        user = _flag(data, "user-invocable") is not False
     except ValueError:
         return None
-    return Skill(skill_name, description, body.strip(), directory, not hidden)
+    return Skill(skill_name, description, body.strip(), directory, not hidden, user)
 
 
 def project_root(cwd: Path) -> Path:
@@ -254,6 +258,26 @@ class SkillTool:
                     "this before acting on a task that names or matches that skill.", self.execute, SKILL_PARAMETERS,
                     is_concurrency_safe=lambda _args: True, dsh_arguments=True)
 
+    def invocations(self, agent, messages: list) -> list[dict]:
+        """dsh's ``/name`` gesture: each user-invocable skill a user's message names (a whitespace-bounded
+        ``/name`` token), loaded as ``instructions`` context after the step's input."""
+        names: list[str] = []
+        for message in messages:
+            if not isinstance(message, dict) or (message.get("source") or {}).get("kind") != "user":
+                continue
+            for block in message.get("content") or []:
+                if block.get("type") == "text":
+                    names += [n for n in GESTURE.findall(block.get("text", "")) if n not in names]
+        if not names:
+            return []
+        header = getattr(getattr(agent, "session", None), "header", None) or {}
+        found = {s.name: s for s in self.roots.discover(header.get("cwd") if isinstance(header.get("cwd"), str)
+                                                         else None)}
+        return [{"id": str(uuid.uuid4()), "role": "user",
+                 "source": {"kind": "skill-invocation", "name": n, "form": "instructions"},
+                 "content": [{"type": "text", "text": render_skill(found[n])}]}
+                for n in names if n in found and found[n].user_invocable]
+
     def catalog_message(self, agent) -> dict | None:
         """The catalog to add before this step, or None when the session's last one is current."""
         session = getattr(agent, "session", None)
@@ -282,7 +306,9 @@ def apply(ctx, config):
         if not isinstance(decision, dict) or decision.get("kind") != "enter" or not decision.get("messages"):
             return decision   # a step with no input of its own would keep a finished turn going
         catalog = skills.catalog_message(payload["agent"])
-        if catalog is None:
+        invoked = skills.invocations(payload["agent"], decision["messages"])
+        if catalog is None and not invoked:
             return decision
-        return {**decision, "messages": [*(decision.get("messages") or []), catalog]}
+        # background first (the catalog), the instructions the user asked for last, nearest the answer
+        return {**decision, "messages": [*decision["messages"], *([catalog] if catalog else []), *invoked]}
     ctx.on("agent/pre-step", pre_step)
