@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -17,13 +18,17 @@ from dshctl.errors import DshctlError, Loc
 class SocketLink:
     """One connection per turn to the running host."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, key_env: str | None = None):
         self.path = path
+        self.key_env = key_env      # the host's llm row reads this variable: the client lends its own value
         self.where = f"the running host ({path})"
         self._writer: asyncio.StreamWriter | None = None
 
     async def turn(self, request: dict) -> AsyncIterator[dict]:
         from dshctl.host.control import MAX_EVENT_LINE, MAX_LINE, _addressable
+        key = os.environ.get(self.key_env) if self.key_env else None
+        if key:   # the key of the process that runs `agent run`, as an embedded host would read it
+            request = {**request, "credentials": {self.key_env: key}}
         data = json.dumps({"op": "agent.run", **request}).encode() + b"\n"
         if len(data) > MAX_LINE:
             raise DshctlError(f"the request (prompt and options) is {len(data):,} bytes; the "
@@ -123,8 +128,9 @@ async def connect(home: Path, profile: str):
     from dshctl.host import control, state_dir
     path = state_dir.socket_path(home, profile)
     try:
-        await asyncio.to_thread(control.request, path, {"op": "ping"}, timeout=5)
-        return SocketLink(path)
+        pong = await asyncio.to_thread(control.request, path, {"op": "ping"}, timeout=5)
+        key_env = pong.get("keyEnv") if isinstance(pong, dict) else None
+        return SocketLink(path, key_env if isinstance(key_env, str) and key_env else None)
     except control.NoHost:
         pass
     link = EmbeddedLink(home, profile)

@@ -1,4 +1,6 @@
-"""Agent turns for clients of the host: ``{"op": "agent.run", "prompt", "session"?, "preset"?, "cwd"?}``.
+"""Agent turns for clients of the host: ``{"op": "agent.run", "prompt", "session"?, "preset"?, "cwd"?,
+"credentials"?}``. ``credentials`` (``{VAR: key}``, the variable the host's ``ping`` names as ``keyEnv``)
+is the client's API key: the llm row uses it for this session's requests during the turn, in memory only.
 
 ``cwd`` (an absolute path; the client's working directory) is recorded in the header of a new session;
 without it the host's own working directory is. Resuming a session keeps the cwd it was created with.
@@ -32,6 +34,7 @@ class TurnStream:
 
     async def _lines(self) -> AsyncIterator[dict]:
         request = self.request
+        credentials = request.pop("credentials", None)   # the client's key: held in memory for this turn only
         prompt = request.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             yield {"ok": False, "error": 'agent.run needs a non-empty "prompt" string'}
@@ -64,6 +67,7 @@ class TurnStream:
         previous_asker = getattr(agent, "ask_user", None)
         agent.ask_user = lambda question: self._ask(queue, question)
         hold = getattr(agents, "hold", None)  # idle release (issue 28); a replacement may lack it
+        lent = lend_client_key(self.host.root, agent, credentials)
         try:
             if hold is not None:
                 hold(agent)
@@ -74,6 +78,8 @@ class TurnStream:
                 yield line
         finally:
             unwatch()
+            if lent is not None:
+                lent.lend_key(agent.session.id, None)
             agent.observers.remove(observer)
             agent.ask_user = previous_asker
             if hold is not None:
@@ -129,6 +135,20 @@ class TurnStream:
     async def _ask(self, queue: asyncio.Queue, question: dict) -> Any:
         queue.put_nowait({"ok": True, "ask": question})
         return await self._answers.get()
+
+
+def lend_client_key(root, agent, credentials) -> Any:
+    """The llm that now uses the client's key for this session's requests (None: the host's key applies).
+    The key stays in the adapter's memory for the turn: not in the log, the host log or status."""
+    llm = root.get("llm") if root is not None else None
+    key_env = getattr(llm, "key_env", None)
+    if not isinstance(credentials, dict) or not hasattr(llm, "lend_key") or not isinstance(key_env, str):
+        return None
+    key = credentials.get(key_env)
+    if not isinstance(key, str) or not key:
+        return None
+    llm.lend_key(agent.session.id, key)
+    return llm
 
 
 def choose_permissions(root, agent, request: dict) -> str | None:

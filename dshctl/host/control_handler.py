@@ -18,8 +18,9 @@ async def handle(host: "Host", request: dict) -> dict:
 
 async def _handle(host: "Host", request: dict) -> dict:
     op = request.get("op")
-    if op == "ping":
-        return {"ok": True, "pid": os.getpid()}
+    if op == "ping":   # keyEnv: the variable the llm row reads its key from (a client may lend its own)
+        key_env = getattr(host.root.get("llm"), "key_env", None) if host.root is not None else None
+        return {"ok": True, "pid": os.getpid(), **({"keyEnv": key_env} if isinstance(key_env, str) else {})}
     if op == "status":
         return {"ok": True, "status": await host.settled_status()}
     if op == "reload":

@@ -115,6 +115,10 @@ def apply_preset(ctx, service: ApprovalService, agent, preset: str, *, tell_mode
 
 def runtime_context(ctx, service: ApprovalService, session) -> tuple[str, list[dict]]:
     sections = []
+    plan_mode = ctx.get("planMode")     # @dshctl/plan-mode's rules while the session plans (dsh's order 50)
+    plan_text = plan_mode.context_text(session) if plan_mode is not None else None
+    if plan_text:
+        sections.append({"name": "plan:policy", "text": plan_text})
     sandbox_policy = ctx.get("sandboxPolicy")
     if sandbox_policy is not None:
         sections.append({"name": "sandbox:policy", "text": sandbox_policy.context_text(session)})

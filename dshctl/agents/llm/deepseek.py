@@ -17,8 +17,8 @@ from dshctl.agents.llm.openai import schema as openai_schema
 name = "@dshctl/llm-deepseek"
 PUBLIC_BASE_URL = "https://api.deepseek.com"
 DEFAULTS = {"provider": "deepseek", "model": "deepseek-v4-flash", "reasoningEffort": "high", "maxTokens": 256000,
-            "apiKeyEnv": "DEEPSEEK_API_KEY"}
-schema = {**openai_schema, "required": [],
+            "apiKeyEnv": "DEEPSEEK_API_KEY", "harnessHeaders": True}
+schema = {**openai_schema, "required": [], "default": {},
           "properties": {**openai_schema["properties"], "baseUrl": {"type": "string", "minLength": 1},
                          "provider": {"type": "string", "minLength": 1, "default": "deepseek"}}}
 

@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator
 import httpx
 
 from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk
+from dshctl.agents.llm.identity import USER_AGENT, harness_headers
 from dshctl.agents.llm.openai_wire import SseParser, Translator, http_error_code, request_body, retry_after_ms
 
 name = "@dshctl/llm-openai"
@@ -43,6 +44,8 @@ schema = {
         "thinking": {"enum": ["enabled", "disabled"]},
         "reasoningEffort": {"enum": ["off", "low", "high", "max"]},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+        "harnessHeaders": {"type": "boolean"},   # no default here: llm-deepseek turns it on
+        "inputModalities": {"type": "array", "minItems": 1, "items": {"enum": ["text", "image"]}},
         "retry": {
             "type": "object",
             "default": {},
@@ -66,6 +69,9 @@ def _error_finish(failure: LlmFailure, aborted: bool = False) -> StreamChunk:
     return {"type": "finish", "reason": {"kind": "aborted" if aborted else "error", "failure": failure.to_json()}}
 
 
+IMAGE_MODELS = frozenset({"deepseek-v4-flash-vision-exp"})   # dsh 0.1.1-rc.2's catalog
+
+
 class OpenAiModel:
     """The ``llm`` service of ``@dshctl/llm-openai``."""
 
@@ -75,10 +81,15 @@ class OpenAiModel:
         self.base_url = config.get("baseUrl", "https://api.deepseek.com").rstrip("/")
         self.key_env = config.get("apiKeyEnv", "DEEPSEEK_API_KEY")
         self._key = config.get("apiKey") or os.environ.get(self.key_env) or None
+        # Keys a client passed over the control socket for its own session's turns (in memory only: never
+        # logged, stored or in status); they take precedence over the host's for that session.
+        self._session_keys: dict[str, str] = {}
         self.thinking = config.get("thinking")
         self.effort = config.get("reasoningEffort")
         self._headers = dict(config.get("headers") or {})
         self.max_tokens = config.get("maxTokens")
+        self.config_modalities = config.get("inputModalities")
+        self.harness_headers = bool(config.get("harnessHeaders"))
         self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
                       **(config.get("retry") or {})}
         self.timeout = httpx.Timeout(connect=config.get("connectTimeoutMs", 10_000) / 1000,
@@ -102,19 +113,42 @@ class OpenAiModel:
         if client is not None and self._client_loop is asyncio.get_running_loop():
             await client.aclose()
 
-    def missing_key(self) -> LlmFailure | None:
+    def lend_key(self, session_id: str, key: str | None) -> None:
+        """Use ``key`` for ``session_id``'s requests (None: stop); a client's key for its turn."""
+        if key:
+            self._session_keys[session_id] = key
+        else:
+            self._session_keys.pop(session_id, None)
+
+    def _key_for(self, options: GenerateOptions | None) -> str | None:
+        if options is not None and options.session_id in self._session_keys:
+            return self._session_keys[options.session_id]
+        return self._key
+
+    def missing_key(self, options: GenerateOptions | None = None) -> LlmFailure | None:
         """No key for a server beyond this machine: one line naming the variable, before any request."""
         host = httpx.URL(self.base_url).host
-        if self._key or host in ("127.0.0.1", "localhost", "::1"):
+        if self._key_for(options) or host in ("127.0.0.1", "localhost", "::1"):
             return None
         return LlmFailure(f"no API key for {self.base_url}: set {self.key_env} in the environment of the process "
                           f"that runs the agent (or apiKey in the llm row)", "AUTH")
+
+    def input_modalities(self, model: str) -> list[str]:
+        """What the model takes in (read_image asks): the row's ``inputModalities``, else dsh's catalog
+        (DeepSeek's vision model takes images, the others text only)."""
+        configured = self.config_modalities
+        if configured:
+            return list(configured)
+        return ["text", "image"] if model in IMAGE_MODELS else ["text"]
 
     def __repr__(self) -> str:             # never the key
         return f"OpenAiModel(baseUrl={self.base_url!r}, model={self.model!r})"
 
     def scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        for key in (self._key, *self._session_keys.values()):
+            if key:
+                text = text.replace(key, "***")
+        return text
 
     def _failure(self, message: str, code: str, **kw: Any) -> LlmFailure:
         return LlmFailure(self.scrub(message), code, **kw)
@@ -131,7 +165,7 @@ class OpenAiModel:
     async def stream(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
         if options.max_tokens is None and self.max_tokens is not None:
             options = dataclasses.replace(options, max_tokens=self.max_tokens)
-        failure = self.missing_key()
+        failure = self.missing_key(options)
         if failure is None:
             try:
                 request_body(options, effort=self.effort, thinking=self.thinking)
@@ -172,10 +206,14 @@ class OpenAiModel:
                 yield _error_finish(LlmFailure("request aborted by caller", "ABORTED"), aborted=True)
                 return
 
-    def _request_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **self._headers}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+    def _request_headers(self, options: GenerateOptions) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": USER_AGENT}
+        if self.harness_headers:
+            headers.update(harness_headers(options.session_id, options.extra.get("purpose") == "compaction"))
+        headers.update(self._headers)
+        key = self._key_for(options)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         return headers
 
     async def _attempt(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
@@ -183,7 +221,7 @@ class OpenAiModel:
         body = json.dumps(request_body(options, effort=self.effort, thinking=self.thinking), ensure_ascii=False)
         client = self.client()   # one per adapter (connection reuse); closed with the plugin
         try:
-            async with client.stream("POST", url, content=body.encode(), headers=self._request_headers()) as resp:
+            async with client.stream("POST", url, content=body.encode(), headers=self._request_headers(options)) as resp:
                 if resp.status_code >= 300:
                     raise LlmError(await self._http_failure(resp))
                 async for chunk in self._chunks(resp, options.abort):

@@ -26,6 +26,14 @@ class Tool:
     # What a call touches, as (path, "r" | "w") pairs: two calls of one parallel group never touch the
     # same path (or one inside the other) when either writes. None: nothing shared.
     resources: Callable[[Any], list] | None = None
+    # Bad arguments are told in dsh's words (``invalid arguments: missing required property "x"``), for the
+    # tools that carry dsh's names; dshctl's own keep the JSON-schema validator's text.
+    dsh_arguments: bool = False
+
+    def __post_init__(self) -> None:
+        from .schemas import DSH_PARAMETER_SCHEMAS   # a dsh schema: the tool is one of dsh's
+        if any(self.parameters is schema for schema in DSH_PARAMETER_SCHEMAS):
+            self.dsh_arguments = True
 
     def schema(self) -> dict:
         """The model-visible part: name, description, parameters (never the timeout or classifier).

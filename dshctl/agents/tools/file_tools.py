@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import safe_fs
 from .definition import Tool, error_result, text_result
-from .fsbase import (OBSERVED, FsError, Roots, Target, argument_error, check_observed, fs_error_result,
+from .fsbase import (OBSERVED, FsError, Roots, Target, argument_error, check_observed, fs_error_result, regular_file,
                      positive_int, session_key, version_of)
 from .schemas import EDIT_PARAMETERS, READ_PARAMETERS, WRITE_PARAMETERS
 from .workspace import OutsideWorkspace
@@ -105,19 +105,6 @@ def scan_text(path: Path, display: str, window: Window, verb: str = "read") -> N
         raise FsError(f'cannot {verb} "{display}": invalid UTF-8 text', "FS_NOT_TEXT") from None
     if line:
         window.add(line)
-
-
-def regular_file(target: Target, verb: str) -> os.stat_result:
-    try:
-        st = target.real.stat()
-    except FileNotFoundError:
-        raise FsError(f'cannot {verb} "{target.display}": not found', "FS_NOT_FOUND") from None
-    except NotADirectoryError:
-        raise FsError(f'cannot resolve "{target.display}": a parent path segment is not a directory',
-                      "FS_NOT_FOUND") from None
-    if not os.path.isfile(target.real):
-        raise FsError(f'cannot {verb} "{target.display}": not a regular file', "FS_NOT_REGULAR_FILE")
-    return st
 
 
 def read_for_edit(target: Target, verb: str = "edit") -> str:
@@ -263,5 +250,6 @@ def apply(ctx, config):
     from .fs import workspace_root
     roots = Roots(workspace_root(ctx, config) if config.get("root") else None)
     scope = ctx.get("toolScope") or "global"
-    for tool in FileTools(roots, config, ctx).definitions():
+    from .image import ReadImage   # beside read, as dsh's tool-fs registers it
+    for tool in [*FileTools(roots, config, ctx).definitions(), ReadImage(roots, ctx).definition()]:
         ctx.tools.register(ctx, tool.name, tool, scope)

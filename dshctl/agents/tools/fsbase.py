@@ -82,6 +82,19 @@ class Roots:
         return Target(display, real)
 
 
+def regular_file(target: Target, verb: str) -> os.stat_result:
+    try:
+        st = target.real.stat()
+    except FileNotFoundError:
+        raise FsError(f'cannot {verb} "{target.display}": not found', "FS_NOT_FOUND") from None
+    except NotADirectoryError:
+        raise FsError(f'cannot resolve "{target.display}": a parent path segment is not a directory',
+                      "FS_NOT_FOUND") from None
+    if not os.path.isfile(target.real):
+        raise FsError(f'cannot {verb} "{target.display}": not a regular file', "FS_NOT_REGULAR_FILE")
+    return st
+
+
 def positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer")

@@ -19,7 +19,7 @@ from typing import Any
 from . import bounds
 from .definition import Tool, ToolRun, as_tool, error_result, normalize_result
 from .hooks import waterfall
-from .validation import argument_problem
+from .validation import argument_problem, dsh_violations
 
 DEFAULT_REPEAT_LIMIT = 3     # the same call (name + arguments) more often than this in one turn is refused
 
@@ -65,6 +65,9 @@ def plan(agent, call: dict) -> tuple[Tool | None, Any, dict | None]:
     if parse_problem is not None:
         return tool, args, error_result(parse_problem, "TOOL_ARGUMENTS_JSON")
     schema_problem = argument_problem(tool.parameters, args)
+    if schema_problem is not None and tool.dsh_arguments:
+        violations = dsh_violations(tool.parameters, args) or [schema_problem]
+        return tool, args, error_result(f"invalid arguments: {'; '.join(violations)}", "TOOL_ARGUMENTS_SCHEMA")
     if schema_problem is not None:
         return tool, args, error_result(f'arguments do not match the input schema of "{tool.name}": '
                                         f"{schema_problem}", "TOOL_ARGUMENTS_SCHEMA")

@@ -109,3 +109,21 @@ STR_REPLACE_EDITOR_PARAMETERS = _obj({
     "view_range": {"type": "array", "description": "view: [first, last] lines to show, counting from 1 "
                                                    "(last -1: to the end).", "items": {"type": "integer"}},
 }, ["command", "path"])
+
+SKILL_PARAMETERS = _obj({
+    "name": _s("The skill's exact name, as the session's skill catalog lists it."),
+}, ["name"])
+
+EXIT_PLAN_MODE_PARAMETERS = _obj({
+    "plan": _s("The whole plan in markdown; its first line is a # heading naming it."),
+}, ["plan"])
+
+READ_IMAGE_PARAMETERS = _obj({
+    "file_path": _s("The image file (PNG, JPEG, WebP or GIF); relative paths start at the workspace."),
+}, ["file_path"])
+
+# The tools with these parameters carry dsh's names: their bad arguments are told in dsh's words.
+DSH_PARAMETER_SCHEMAS = (READ_PARAMETERS, WRITE_PARAMETERS, EDIT_PARAMETERS, GLOB_PARAMETERS, GREP_PARAMETERS,
+                         BASH_PARAMETERS, JOB_LIST_PARAMETERS, JOB_OUTPUT_PARAMETERS, JOB_KILL_PARAMETERS,
+                         TODO_WRITE_PARAMETERS, STR_REPLACE_EDITOR_PARAMETERS, SKILL_PARAMETERS,
+                         EXIT_PLAN_MODE_PARAMETERS, READ_IMAGE_PARAMETERS)
