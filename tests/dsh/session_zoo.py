@@ -2,7 +2,7 @@
 
 ``build_zoo(tmp_path)`` runs dshctl's agent loop on a host booted in this process (the scripted model,
 fs-tools, code mode, the tool-result pruner, compaction) in a real workspace, resumes the session on a
-second host, logs a permission preset and a refused approval on a second profile, repairs a session a
+second host, logs a permission preset, a refused approval, a title and plan mode on a second profile, repairs a session a
 crash left open, and keeps an old-form session (bare uuid id, no cwd,
 as dshctl wrote them before) — so the differential tests can hand the whole root to dsh.
 """
@@ -90,7 +90,9 @@ async def _agent_session(home: Path, workspace: Path) -> str:
     return session_id
 
 
-PERMISSION_REPLIES = [{"toolCalls": [{"name": "echo", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+PERMISSION_REPLIES = [
+    {"text": "Echo under approval", "when": "Generate the session title"},   # only the title request
+    {"toolCalls": [{"name": "echo", "arguments": {"text": "x"}}]}, {"text": "ok"}, {"text": "planned"}]
 
 
 def _permission_home(tmp_path: Path) -> Path:
@@ -98,6 +100,8 @@ def _permission_home(tmp_path: Path) -> Path:
     rows = agent_rows(PERMISSION_REPLIES, probe={})
     rows += '    - {"id": "sandbox", "name": "@dshctl/sandbox", "config": {"mode": "read-only"}}\n'
     rows += '    - {"id": "approval", "name": "@dshctl/approval", "config": {"ask": ["echo"]}}\n'
+    rows += '    - {"id": "plan-mode", "name": "@dshctl/plan-mode"}\n'
+    rows += '    - {"id": "session-title", "name": "@dshctl/session-title"}\n'
     home = make_home(tmp_path, rows, profile="perm")
     write(bundle_dir(home, "perm") / "plugins" / "probe.py", PROBE.lstrip())
     return home
@@ -108,7 +112,8 @@ async def _permission_session(home: Path, workspace: Path) -> str:
     async with InProcess(home, profile="perm") as host:
         agent = await host.root.get("agents").open(None, cwd=str(workspace))
         apply_preset(host.root, host.root.get("approval"), agent, "workspace-write")
-        await _turn(agent, "Echo, if you may.")           # nobody answers the approval: refused
+        await _turn(agent, "Echo, if you may.")           # nobody answers the approval: refused; titled
+        await _turn(agent, "/plan Plan the next step.")   # plan mode on
         return agent.id
 
 
