@@ -9,6 +9,7 @@ whenever it changes; ``POST /api/reload/confirm {}`` keeps a pending trial reloa
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from .hub import Hub
@@ -39,10 +40,10 @@ def host_status(ctx) -> dict:
     return {"host": None, "rows": [], "last_reload": None}
 
 
-def app_state(ctx) -> dict:
+def app_state(ctx, status: dict | None = None) -> dict:
     host, http, agents = ctx.get("host"), ctx.get("http"), ctx.get("agents")
     return {
-        "status": host_status(ctx),
+        "status": host_status(ctx) if status is None else status,
         "history": [redact(o.to_json()) for o in getattr(host, "reload_history", [])][::-1],
         "panels": sorted(http.panels.values(), key=lambda p: p["title"]) if http is not None else [],
         "agents": agents.list() if agents is not None else [],
@@ -54,6 +55,44 @@ def _without_clock(doc: dict) -> dict:
     if isinstance(info, dict):
         return {**doc, "status": {**doc["status"], "host": {k: v for k, v in info.items() if k != "uptime_s"}}}
     return doc
+
+
+# Host log events that say the status document changed (reloads, rows, trials, module swaps, fleet).
+# Not plugin/ (a plugin's own log lines) nor fiber/ debug lines of every turn: a failed row is also
+# a row/ or reload/ event, and the slow refresh catches the rest.
+CHANGE_EVENTS = ("reload/", "row/", "host/", "hmr/", "fleet/")
+
+
+class StatusFeed:
+    """The Status feed: ``host.status()`` (it composes the files on disk) computed once per change the
+    host logs, not per poll and not per client; the cheap in-memory parts (agents, panels, history)
+    probed by one task, and the document encoded once for every client (:class:`Hub`)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._status: dict | None = None
+        self._at = 0.0
+        self.hub = Hub(self.document, ignore=_without_clock, probe=self.probe)
+
+    def document(self) -> dict:
+        now = time.monotonic()
+        if self._status is None or now - self._at >= self.hub.refresh:   # the slow refresh: what
+            self._status, self._at = host_status(self.ctx), now         # changed without a log line
+        return app_state(self.ctx, self._status)
+
+    def probe(self):
+        host, http, agents = self.ctx.get("host"), self.ctx.get("http"), self.ctx.get("agents")
+        live = tuple((a.id, a.status) for a in agents.live.values()) if agents is not None else ()
+        return (live, tuple(http.panels) if http is not None else (),
+                id(getattr(host, "last_reload", None)), getattr(getattr(host, "trials", None), "pending", None))
+
+    def on_log(self, event: str) -> None:
+        if event.startswith(CHANGE_EVENTS):
+            self.changed()
+
+    def changed(self) -> None:
+        self._status = None
+        self.hub.poke()
 
 
 async def confirm_trial(ctx, request):
@@ -69,10 +108,15 @@ def install(ctx) -> None:
     for path, (file, content_type) in ASSETS.items():
         body = (STATIC / file).read_bytes()
         http.route(ctx, "GET", path, lambda request, body=body, ct=content_type: Response(200, body, ct))
-    hub = Hub(lambda: app_state(ctx), period=0.5, ignore=_without_clock)
-    ctx.effect(lambda: hub.close, "web app status feed")
+    feed = StatusFeed(ctx)
+    listeners = getattr(getattr(ctx.get("host"), "log", None), "listeners", None)
+    if listeners is not None:
+        listeners.append(feed.on_log)
+        ctx.effect(lambda: lambda: listeners.remove(feed.on_log) if feed.on_log in listeners else None,
+                   "web app status feed: host log listener")
+    ctx.effect(lambda: feed.hub.close, "web app status feed")
     http.route(ctx, "GET", "/api/status", lambda request: app_state(ctx))
-    http.route(ctx, "GET", "/api/status/events", lambda request: EventStream(hub.stream()))
+    http.route(ctx, "GET", "/api/status/events", lambda request: EventStream(feed.hub.stream()))
     http.route(ctx, "POST", "/api/reload/confirm", lambda request: confirm_trial(ctx, request))
     from .chat import install as install_chat
     install_chat(ctx)
