@@ -204,3 +204,58 @@ def test_a_question_is_answered_on_the_page_status_shows_a_rollback_and_attacks_
         rebound = page.goto(f"http://rebind.test:{port}/status.json")   # rebinding: refused by Host
         assert rebound.status == 421 and "rows" not in rebound.text()
         page.close()
+
+
+ECHO = {"name": "echo", "arguments": {"text": "RAN-THE-TOOL"}}
+
+
+def approval_browser_home(tmp_path, script):
+    """The browser home plus an approval row asking for ``echo`` (the probe plugin's tool)."""
+    from tests.agents.loop_rows import PROBE
+    home = browser_home(tmp_path, script, runner={"continuation": "go on"}, probe={})
+    patch = bundle_dir(home) / "cordis.patch.yml"
+    rows = ('    - {"id": "approval", "name": "@dshctl/approval", "config": {"ask": ["echo"]}}\n'
+            '    - {"id": "sandbox", "name": "@dshctl/sandbox", "config": {"mode": "read-only"}}\n')
+    write(patch, patch.read_text() + rows)
+    write(bundle_dir(home) / "plugins" / "probe.py", PROBE.lstrip())
+    return home
+
+
+def tool_results(home) -> list[str]:
+    from dshctl.agents.session.store import SessionStore
+    store = SessionStore(home)
+    [info] = store.list()
+    log = store.open(info.id)
+    try:
+        return [e["data"]["message"]["content"][0]["content"][0]["text"]
+                for e in log.events if e["type"] == "tool/result"]
+    finally:
+        log.close()
+
+
+def test_an_approval_is_denied_then_allowed_once_in_the_chat(browser, tmp_path):
+    script = [{"toolCalls": [ECHO]}, {"text": "told no"}, {"toolCalls": [ECHO]}, {"text": "told yes"}]
+    home = approval_browser_home(tmp_path, script)
+    port = port_of(home)
+    with HostProcess(home):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app_url(home, port))
+        message = page.get_by_role("textbox", name="Message")
+        message.fill("echo it")
+        page.get_by_role("button", name="Send", exact=True).click()
+        card = page.get_by_role("listitem", name="Approval needed: echo")
+        expect(card).to_contain_text("RAN-THE-TOOL")                  # the call's arguments are shown
+        shoot(page, "approval", tmp_path)
+        card.get_by_role("button", name="Deny").click()
+        expect(page.locator("#log .msg.assistant", has_text="told no")).to_be_visible()
+        expect(card).to_have_count(0)                                 # answered: the card goes
+        expect(page.locator("#log .msg.tool .result").first).to_contain_text('the user rejected tool "echo"')
+
+        message.fill("now really")
+        message.press("Enter")
+        page.get_by_role("listitem", name="Approval needed: echo").get_by_role("button", name="Allow once").click()
+        expect(page.locator("#log .msg.assistant", has_text="told yes")).to_be_visible()
+        page.close()
+    # what the model read: the refusal as the first call's result, the tool's output for the second
+    assert tool_results(home) == ['Error: the user rejected tool "echo"', "RAN-THE-TOOL"]

@@ -222,6 +222,7 @@ function onTurnEnd(data) {
 
 function showQuestion(question) {
   const reply = (answer) => api.post("/api/chat/answer", { session: state.session, answer }).catch(showError);
+  if (question.approval) return showApproval(question, reply);
   const free = h("input", { type: "text", "aria-label": "Your answer" });
   const options = (question.options || []).map((o) => h("button", { type: "button", title: o.description || "",
     text: o.label + (o.recommended ? " (recommended)" : ""), onclick: () => reply({ option: o.label }) }));
@@ -231,6 +232,22 @@ function showQuestion(question) {
   const node = add("assistant question", null, h("p", {}, h("b", { text: question.question })),
                    h("div", { class: "inline" }, options), form);
   (options[0] || free).focus();
+  return node;
+}
+
+// An approval (ctx.approval through the ask_user channel): the tool call, why, and two buttons whose
+// answers are the options the approval service reads ("allow once" / "deny").
+function showApproval(question, reply) {
+  const { toolName, arguments: args, reason } = question.approval;
+  const allow = h("button", { type: "button", text: "Allow once", onclick: () => reply({ option: "allow once" }) });
+  const deny = h("button", { type: "button", text: "Deny", onclick: () => reply({ option: "deny" }) });
+  const node = add("assistant question approval", null,
+    h("p", {}, h("b", { text: `Approval needed: ${toolName}` })),
+    h("pre", { class: "args", text: JSON.stringify(args ?? {}, null, 2) }),
+    reason ? h("p", { text: `Reason: ${reason}` }) : null,
+    h("div", { class: "inline", role: "group", "aria-label": `Approve ${toolName}` }, allow, deny));
+  node.setAttribute("aria-label", `Approval needed: ${toolName}`);
+  deny.focus();                       // the safe answer is the one Enter picks
   return node;
 }
 
