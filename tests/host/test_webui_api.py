@@ -139,3 +139,28 @@ async def test_a_trial_reload_is_shown_and_confirmed_from_the_app(tmp_path):
             state = (await http.get("/api/status")).json()
             assert state["status"]["host"]["trial"] is None
             assert [o["verdict"] for o in state["history"][:2]] == ["confirmed", "applied"]
+
+
+@run_async()
+async def test_a_trial_reload_is_reverted_from_the_app_before_its_deadline(tmp_path):
+    from .helpers import InProcess, make_home, user_file, write
+    home = make_home(tmp_path, TRIAL_ROWS)
+    async with InProcess(home, watch=False) as host:
+        server = host.root.get("http")
+        async with client(server) as http:
+            nothing = await http.post("/api/reload/revert", json={})
+            assert nothing.status_code == 409 and nothing.json()["verdict"] == "no-trial"
+            before = host.digest
+            write(user_file(home), "- id: a\n  config: {service: alpha, tag: two}\n")
+            outcome = await host.trials.start(60, "control")
+            assert outcome.verdict == "applied" and host.digest != before
+            reverted = await http.post("/api/reload/revert", json={})
+            assert reverted.status_code == 200 and reverted.json()["verdict"] == "reverted"
+            assert host.digest == before and host.trials.pending is None
+            [row] = [r for r in (await http.get("/api/status")).json()["status"]["rows"] if r["id"] == "a"]
+            assert row["config"]["tag"] == "one"                      # the previous tree runs again
+            state = (await http.get("/api/status")).json()
+            assert state["status"]["host"]["trial"] is None
+            assert [o["verdict"] for o in state["history"][:2]] == ["reverted", "applied"]
+            again = await http.post("/api/reload/confirm", json={})   # nothing left to confirm
+            assert again.status_code == 409

@@ -4,7 +4,7 @@
 the app's view of the host (the status document with secrets redacted, the reload history, the
 Settings panels, the live agents) and ``GET /api/status/events`` the same as Server-Sent Events, sent
 whenever it changes; ``POST /api/reload/confirm {}`` keeps a pending trial reload (as ``dshctl reload
---confirm``). The sessions and chat API is in ``chat.py``.
+--confirm``), ``POST /api/reload/revert {}`` brings the previous tree back now (as its deadline would). The sessions and chat API is in ``chat.py``.
 """
 from __future__ import annotations
 
@@ -103,6 +103,14 @@ async def confirm_trial(ctx, request):
     return Response.json(outcome, 200 if outcome["verdict"] == "confirmed" else 409)
 
 
+async def revert_trial(ctx, request):
+    host = ctx.get("host")
+    if host is None or getattr(host, "trials", None) is None:
+        return Response.error(409, "no host runs this profile")
+    outcome = (await host.trials.revert("web")).to_json()
+    return Response.json(outcome, 200 if outcome["verdict"] == "reverted" else 409)
+
+
 def install(ctx) -> None:
     http = ctx.http
     for path, (file, content_type) in ASSETS.items():
@@ -118,5 +126,6 @@ def install(ctx) -> None:
     http.route(ctx, "GET", "/api/status", lambda request: app_state(ctx))
     http.route(ctx, "GET", "/api/status/events", lambda request: EventStream(feed.hub.stream()))
     http.route(ctx, "POST", "/api/reload/confirm", lambda request: confirm_trial(ctx, request))
+    http.route(ctx, "POST", "/api/reload/revert", lambda request: revert_trial(ctx, request))
     from .chat import install as install_chat
     install_chat(ctx)

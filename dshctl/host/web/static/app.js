@@ -339,8 +339,11 @@ function renderStatus() {
   if (info.trial) {
     cards.push(h("section", { class: "card", "aria-label": "Trial" }, h("h2", { text: "Trial reload" }),
       h("p", { text: `the previous tree comes back at ${info.trial.deadline} unless you confirm this one` }),
-      h("button", { type: "button", text: "Confirm", onclick: () => api.post("/api/reload/confirm", {})
-        .catch((e) => alert(e.message)) })));
+      h("div", { class: "inline" },
+        h("button", { type: "button", text: "Confirm", onclick: () => api.post("/api/reload/confirm", {})
+          .catch((e) => alert(e.message)) }),
+        h("button", { type: "button", text: "Revert", onclick: () => api.post("/api/reload/revert", {})
+          .catch((e) => alert(e.message)) }))));
   }
   const last = status.last_reload;
   if (last) {
