@@ -259,3 +259,61 @@ def test_an_approval_is_denied_then_allowed_once_in_the_chat(browser, tmp_path):
         page.close()
     # what the model read: the refusal as the first call's result, the tool's output for the second
     assert tool_results(home) == ['Error: the user rejected tool "echo"', "RAN-THE-TOOL"]
+
+
+def session_events(home, session: str) -> list[dict]:
+    from dshctl.agents.session.store import SessionStore
+    log = SessionStore(home).open(session)
+    try:
+        return list(log.events)
+    finally:
+        log.close()
+
+
+def test_slash_commands_in_the_chat_box_as_in_agent_chat(browser, tmp_path):
+    home = approval_browser_home(tmp_path, replies(6))
+    port = port_of(home)
+    with HostProcess(home):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app_url(home, port))
+        message = page.get_by_role("textbox", name="Message")
+        log = page.locator("#log")
+
+        message.fill("/help")
+        message.press("Enter")
+        expect(log).to_contain_text("/preset NAME — use another agent preset")
+        assert page.evaluate("location.hash") == "#/sessions"          # no message was sent
+        message.fill("/permissions workspace-write")
+        message.press("Enter")
+        expect(log).to_contain_text("permissions workspace-write from the next message")
+        message.fill("hello")
+        message.press("Enter")
+        expect(page.locator("#log .msg.assistant", has_text="answer 1")).to_be_visible()
+        first = session_of(page)
+
+        message.fill("/preset no-such-preset")
+        message.press("Enter")
+        message.fill("again")
+        message.press("Enter")
+        expect(page.get_by_role("alert")).to_contain_text("dshctl preset list")
+        message.fill("/model other-model")
+        message.press("Enter")
+        message.fill("/model")
+        message.press("Enter")
+        expect(log).to_contain_text("model other-model from the next message")
+
+        message.fill("/new")
+        message.press("Enter")
+        expect(page.locator("#chat-title")).to_have_text("New session")
+        message.fill("bye")
+        message.press("Enter")
+        expect(page.locator("#log .msg.user", has_text="bye")).to_be_visible()
+        second = eventually(lambda: (s := session_of(page)) != first and s, what="a new session")
+        page.close()
+    assert second != first
+    presets = [e["data"] for e in session_events(home, first) if e["type"] == "permission/preset"]
+    assert presets == [{"preset": "workspace-write"}]
+    texts = [json.dumps(e["data"]) for e in session_events(home, first) if e["type"] == "user/message"]
+    assert any("hello" in t for t in texts)
+    assert not any("/help" in t or "/model" in t for t in texts)    # commands stay on the page

@@ -42,7 +42,8 @@ function h(tag, attrs = {}, ...children) {
 }
 
 const $ = (id) => document.getElementById(id);
-const state = { app: null, session: null, chat: null, sessions: [], panelsKey: "", mounted: [] };
+const state = { app: null, session: null, chat: null, sessions: [], panelsKey: "", mounted: [],
+                next: {}, model: null };   // next: /preset, /model, /permissions for the next message
 
 // ---- router ----------------------------------------------------------------------------------
 function route() {
@@ -127,6 +128,7 @@ function openSession(id) {
 
 function onChat(item) {
   if (item.type === "agent") {
+    state.model = item.model;
     $("chat-meta").textContent = [item.preset && `preset ${item.preset}`, item.model && `model ${item.model}`]
       .filter(Boolean).join(" · ");
     return;
@@ -258,17 +260,50 @@ function setRunning(running) {
   $("chat-state").className = `badge ${running ? "running" : ""}`;
 }
 
+// The commands of `agent chat`, handled on the page; any other /word (the loop-agent's /forever, …)
+// goes to the session as typed. /preset, /model and /permissions apply from the next message.
+const HELP = [
+  "/help — this list", "/session — the current session id", "/new — the next message starts a new session",
+  "/preset NAME — use another agent preset from the next message",
+  "/permissions P — switch the permission preset (workspace-write, danger-full-access) from the next message",
+  "/model NAME — use another model from the next message (/model alone: which one)",
+  "anything else starting with / (e.g. /forever) is sent to the session as typed"];
+
+function command(text) {
+  const [name, ...rest] = text.trim().split(/\s+/);
+  const arg = rest.join(" ");
+  const note = (line) => add("note command", line);
+  if (name === "/help") { add("note command", null, h("ul", {}, HELP.map((line) => h("li", { text: line })))); return true; }
+  if (name === "/session") { note(state.session || "no session yet: the first message starts one"); return true; }
+  if (name === "/new") {
+    location.hash = "#/sessions"; openSession(null);
+    note("the next message starts a new session"); return true;
+  }
+  if ((name === "/preset" || name === "/permissions") && arg) {
+    state.next[name.slice(1)] = arg; note(`${name.slice(1)} ${arg} from the next message`); return true;
+  }
+  if (name === "/model") {
+    if (arg) { state.next.model = arg; note(`model ${arg} from the next message`); }
+    else note(state.next.model ? `model ${state.next.model} from the next message`
+      : state.model ? `model ${state.model}` : "the llm row's own model");
+    return true;
+  }
+  return false;
+}
+
 async function send(mode) {
   const box = $("message");
   const text = box.value;
   if (!text.trim()) return;
   $("chat-error").hidden = true;
+  if (text.trim().startsWith("/") && command(text)) { box.value = ""; return; }
   try {
-    const sent = await api.post("/api/chat/send", { session: state.session, text, mode });
+    const sent = await api.post("/api/chat/send", { session: state.session, text, mode, ...state.next });
+    state.next = {};
     box.value = "";
     if (sent.session !== state.session) location.hash = `#/sessions/${encodeURIComponent(sent.session)}`;
     loadSessions();
-  } catch (error) { showError(error); }
+  } catch (error) { state.next = {}; showError(error); }   // a refused /preset … is not kept
 }
 
 function showError(error) {
