@@ -58,10 +58,10 @@ def _without_clock(doc: dict) -> dict:
     return doc
 
 
-# Host log events that say the status document changed (reloads, rows, trials, module swaps, fleet).
-# Not plugin/ (a plugin's own log lines) nor fiber/ debug lines of every turn: a failed row is also
-# a row/ or reload/ event, and the slow refresh catches the rest.
-CHANGE_EVENTS = ("reload/", "row/", "host/", "hmr/", "fleet/")
+# Host log events that say the status document changed (reloads, rows, trials, module swaps, fleet, a
+# fiber that failed at run time). Not plugin/ (a plugin's own log lines) nor the other fiber/ debug
+# lines; the probe (last reload, trial, agents, panels) and the slow refresh catch the rest.
+CHANGE_EVENTS = ("reload/", "row/", "host/", "hmr/", "fleet/", "fiber/failed")
 
 
 class StatusFeed:
