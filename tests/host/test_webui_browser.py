@@ -317,3 +317,36 @@ def test_slash_commands_in_the_chat_box_as_in_agent_chat(browser, tmp_path):
     texts = [json.dumps(e["data"]) for e in session_events(home, first) if e["type"] == "user/message"]
     assert any("hello" in t for t in texts)
     assert not any("/help" in t or "/model" in t for t in texts)    # commands stay on the page
+
+
+def row_config(port: int, row: str) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as response:
+        rows = json.loads(response.read())["status"]["rows"]
+    return next(r for r in rows if r["id"] == row).get("config") or {}
+
+
+def test_a_running_trial_is_reverted_with_the_status_pages_button(browser, tmp_path):
+    import subprocess
+    from tests.host.helpers import DSHCTL
+    home = browser_home(tmp_path, replies(1), runner={"continuation": "go on"})
+    port = port_of(home)
+    with HostProcess(home, "p", "--no-watch"):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app_url(home, port))
+        page.get_by_role("link", name="Status").click()
+        layer = user_file(home)
+        write(layer, layer.read_text() + "- id: c\n  config: {tag: tried}\n")
+        started = subprocess.run([DSHCTL, "--home", str(home), "reload", "--profile", "p", "--trial", "120"],
+                                 capture_output=True, text=True, timeout=60)
+        assert started.returncode == 0, started.stderr
+        trial = page.get_by_role("region", name="Trial")
+        expect(trial).to_contain_text("unless you confirm this one")
+        expect(trial.get_by_role("button", name="Confirm")).to_be_visible()
+        assert row_config(port, "c").get("tag") == "tried"                  # the tried config runs
+        trial.get_by_role("button", name="Revert").click()
+        expect(trial).to_have_count(0)
+        expect(page.get_by_role("region", name="Last reload")).to_contain_text("revert")
+        expect(page.get_by_role("region", name="Reload history")).to_contain_text("reverted")
+        assert "tag" not in row_config(port, "c")                             # the previous one again
+        page.close()
