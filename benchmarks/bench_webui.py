@@ -88,15 +88,15 @@ async def sse_clients(port: int, n: int, session: str, seconds: float, pid: int)
 
 
 TOKEN_PROBE = """async (id) => {
-  const lags = [];
+  const lags = [], start = Date.now();
   const feed = new EventSource(`/api/chat/events?session=${encodeURIComponent(id)}`);
   let live = false;
   feed.onmessage = (m) => {
     const now = Date.now(), item = JSON.parse(m.data);
     if (item.type === "agent") { live = true; return; }
     const events = item.type === "events" ? item.events : item.type === "event" ? [item.event] : [];
-    if (!live || events.length > 50) return;                  // the log so far is not streaming
-    for (const e of events) if (/chunk|delta/.test(e.type)) lags.push(now - e.time);
+    if (!live) return;
+    for (const e of events) if (/chunk|delta/.test(e.type) && e.time >= start) lags.push(now - e.time);  // not the log so far
   };
   await new Promise((done) => setTimeout(done, 3000));
   feed.close();

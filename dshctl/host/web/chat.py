@@ -14,7 +14,6 @@ through the session store's own API, never by path.
 from __future__ import annotations
 
 import asyncio
-import json
 
 from .messages import EventStream, Response
 
@@ -173,71 +172,29 @@ def asker_for(agent) -> Asker:
     return asker
 
 
-COALESCE_S = 0.010
-
-
-def _encode(value) -> bytes:
-    return json.dumps(value, default=str).encode()
-
-
-class ChatFeed:
-    """One observer per followed agent, however many pages follow it: each event is encoded once and
-    the same bytes go to every page. The events appended in one pass of the event loop (a streamed
-    reply's chunks) within ``COALESCE_S`` of the first leave as one ``{"type": "events"}`` message: a
-    model streaming a token every few ms costs one message per 10 ms, not one per token, and a
-    token waits at most that long (the target is 50 ms from the host to the page)."""
-
-    def __init__(self, agent):
-        self.agent = agent
-        self.pages: set[asyncio.Queue] = set()
-        self._burst: list[bytes] = []
-        agent.observers.append(self.observe)
-
-    def observe(self, event) -> None:
-        if not self._burst:
-            asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
-        self._burst.append(_encode(event))
-
-    def _flush(self) -> None:
-        burst, self._burst = self._burst, []
-        if not burst:
-            return
-        message = (b'{"type": "event", "event": ' + burst[0] + b"}" if len(burst) == 1
-                   else b'{"type": "events", "events": [' + b", ".join(burst) + b"]}")
-        for page in self.pages:
-            page.put_nowait(message)
-
-    def close(self) -> None:
-        if self.observe in self.agent.observers:
-            self.agent.observers.remove(self.observe)
-
-
-FEEDS: dict[str, ChatFeed] = {}   # agent id -> its pages' shared feed, while at least one page follows
-
-
 async def _follow(agent):
     queue: asyncio.Queue = asyncio.Queue()
-    feed = FEEDS.get(agent.id)
-    if feed is None or feed.agent is not agent:
-        if feed is not None:
-            feed.close()
-        feed = FEEDS[agent.id] = ChatFeed(agent)
-    feed._flush()                 # what is already on its way belongs to the pages already following
-    history = list(agent.session.events)
-    feed.pages.add(queue)
+    for event in list(agent.session.events):
+        queue.put_nowait({"type": "event", "event": event})
+    observer = lambda event: queue.put_nowait({"type": "event", "event": event})  # noqa: E731
+    agent.observers.append(observer)
     asker = asker_for(agent)
     asker.attach(queue)
     try:
         yield {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None),
                "status": agent.status, "model": (agent.options or {}).get("model")}
-        if history:
-            yield {"type": "events", "events": history}
         while True:
-            yield await queue.get()
+            item = await queue.get()
+            if item["type"] != "event" or queue.empty():
+                yield item
+                continue
+            batch = [item["event"]]          # a burst (a streamed reply's chunks): one message
+            while not queue.empty() and queue._queue[0]["type"] == "event":  # noqa: SLF001 - peek
+                batch.append(queue.get_nowait()["event"])
+            yield {"type": "events", "events": batch}
     finally:
-        feed.pages.discard(queue)
-        if not feed.pages and FEEDS.get(agent.id) is feed:
-            FEEDS.pop(agent.id).close()
+        if observer in agent.observers:
+            agent.observers.remove(observer)
         asker.pages.discard(queue)
         if not asker.pages and ASKERS.get(agent.id) is asker:
             ASKERS.pop(agent.id).release()

@@ -135,7 +135,12 @@ function onChat(item) {
       .filter(Boolean).join(" · ");
     return;
   }
-  if (item.type === "events") { for (const event of item.events) onChat({ type: "event", event }); return; }
+  if (item.type === "events") {          // one event's trouble must not drop the rest of its batch
+    for (const event of item.events) {
+      try { onChat({ type: "event", event }); } catch (error) { console.error("chat event", event.type, error); }
+    }
+    return;
+  }
   if (item.type === "ask") { showQuestion(item.question); return; }
   if (item.type === "asked") { document.querySelectorAll("#log .question").forEach((q) => q.remove()); return; }
   const event = item.event;
