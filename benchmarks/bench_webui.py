@@ -6,9 +6,14 @@ Starts ``dshctl host run`` on a loop-agent home (scripted model, as the tests us
 1. loads the page in Debian's chromium 10 times, reading the app's own ``dshctl-first-render``
    performance mark (ms after navigation start); prints the median and the worst;
 2. prints the size of the shipped JS + CSS;
-3. arms one session with /forever (turns back to back) and measures the host process's CPU time
-   (/proc/<pid>/stat, user + system) over ``--seconds`` with no SSE client, then with ``--clients``
-   clients on /api/status/events plus one on the session's chat stream, and prints both and the ratio.
+3. arms one session with /forever (turns back to back, a streamed reply every ~50 ms) and, opening
+   the session's chat in the browser, records for every streamed chunk event how long after the host
+   logged it (the event's ``time``) the page's EventSource had it: median, p95, worst;
+4. measures the host process's CPU time (/proc/<pid>/stat, user + system) over ``--seconds`` windows,
+   alternating no SSE client and ``--clients`` clients on /api/status/events plus one on the session's
+   chat stream (``--rounds`` of the latter, each between two of the former); each window with clients
+   is compared with the mean of the two around it (the host's own cost grows as the session does, and
+   the machine is shared), and the median change is printed.
 """
 from __future__ import annotations
 
@@ -82,13 +87,46 @@ async def sse_clients(port: int, n: int, session: str, seconds: float, pid: int)
     return used, received
 
 
+TOKEN_PROBE = """async (id) => {
+  const lags = [], start = Date.now();
+  const feed = new EventSource(`/api/chat/events?session=${encodeURIComponent(id)}`);
+  let live = false;
+  feed.onmessage = (m) => {
+    const now = Date.now(), item = JSON.parse(m.data);
+    if (item.type === "agent") { live = true; return; }
+    const events = item.type === "events" ? item.events : item.type === "event" ? [item.event] : [];
+    if (!live) return;
+    for (const e of events) if (/chunk|delta/.test(e.type) && e.time >= start) lags.push(now - e.time);  // not the log so far
+  };
+  await new Promise((done) => setTimeout(done, 3000));
+  feed.close();
+  return lags;
+}"""
+
+
+def token_lags(port: int, session: str) -> list[float]:
+    from playwright.sync_api import sync_playwright
+    from tests.host.browser import launch
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        lags = page.evaluate(TOKEN_PROBE, session)
+        browser.close()
+    return sorted(lags)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--base-chat", action="store_true",
+                        help="the windows to compare with have one chat client too (the page open on the "
+                             "session): measures what the --clients status clients add to it")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-webui-"))
-    replies = [{"text": f"answer {i} " * 20, "delayMs": 50} for i in range(300)]   # ~15 s of turns
+    replies = [{"text": f"answer {i} " * 20, "delayMs": 50} for i in range(4000)]   # enough turns for the run
     home = loop_agent_home(tmp, replies, runner={"continuation": "go on", "quiet": True})
     patch = bundle_dir(home) / "cordis.patch.yml"
     write(patch, patch.read_text() + '    - {"id": "status-page", "name": "@dshctl/status-page"}\n')
@@ -98,19 +136,40 @@ def main() -> None:
         print(f"first render: median {statistics.median(renders):.0f} ms, worst {max(renders):.0f} ms "
               f"(app mark after navigation start, {len(renders)} loads)")
         static = ROOT / "dshctl" / "host" / "web" / "static"
-        size = sum((static / f).stat().st_size for f in ("app.js", "app.css"))
+        size = sum((static / f).stat().st_size for f in ("app.js", "chat.js", "app.css"))
         print(f"JS + CSS shipped: {size / 1024:.1f} KiB uncompressed")
         token = (home / "profiles" / "p" / ".dshctl" / "http.token").read_text().strip()
         session = post(port, "/api/chat/send", {"session": None, "text": "/forever"}, token)["session"]
         time.sleep(1.0)
+        lags = token_lags(port, session)
+        if lags:
+            print(f"streamed chunk, host log -> page EventSource: median {statistics.median(lags):.0f} ms, "
+                  f"p95 {lags[int(len(lags) * 0.95)]:.0f} ms, worst {lags[-1]:.0f} ms ({len(lags)} chunks)")
+        else:
+            print("streamed chunk latency: no chunk event seen")
         pid = host.proc.pid
-        before = cpu_seconds(pid)
-        time.sleep(args.seconds)
-        alone = cpu_seconds(pid) - before
-        used, received = asyncio.run(sse_clients(port, args.clients, session, args.seconds, pid))
-        print(f"host CPU over {args.seconds:g} s of back-to-back turns: {alone:.2f} s with no SSE client, "
-              f"{used:.2f} s with {args.clients} status clients + 1 chat client "
-              f"({(used / alone - 1) * 100 if alone else float('nan'):+.0f} %; {received} SSE messages received)")
+        # alone, with, alone, with, ..., alone: each "with" is compared with the mean of the two
+        # "alone" windows around it (the host's own cost drifts as the session grows)
+        alones, useds, ratios = [], [], []
+        for i in range(args.rounds + 1):
+            if args.base_chat:
+                alones.append(asyncio.run(sse_clients(port, 0, session, args.seconds, pid))[0])
+            else:
+                before = cpu_seconds(pid)
+                time.sleep(args.seconds)
+                alones.append(cpu_seconds(pid) - before)
+            if i:
+                ratios.append(useds[-1] / ((alones[-2] + alones[-1]) / 2))
+                print(f"  {alones[-2]:.2f} s alone, {useds[-1]:.2f} s with clients ({received} SSE messages), "
+                      f"{alones[-1]:.2f} s alone: {(ratios[-1] - 1) * 100:+.0f} %")
+            if i < args.rounds:
+                used, received = asyncio.run(sse_clients(port, args.clients, session, args.seconds, pid))
+                useds.append(used)
+        alone, used = statistics.median(alones), statistics.median(useds)
+        print(f"host CPU over {args.seconds:g} s of back-to-back turns (medians of {args.rounds}): {alone:.2f} s "
+              f"with {'1 chat client' if args.base_chat else 'no SSE client'}, {used:.2f} s with {args.clients} status clients + 1 chat client; "
+              f"median change {(statistics.median(ratios) - 1) * 100:+.0f} %; load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ class HostLog:
         self.fmt = fmt
         self.stream = stream or sys.stdout
         self._console = None
+        # Called with each event's kind, logged or not (the web app's Status feed recomputes on them).
+        self.listeners: list = []
         if fmt == "rich":
             from dshctl.terminal import color_enabled
             from rich.console import Console
@@ -28,6 +30,11 @@ class HostLog:
                                     highlight=False, soft_wrap=True)
 
     def event(self, event: str, message: str, *, level: str = "info", **fields: Any) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a listener's bug must not stop the host's log
+                pass
         if self.broken:
             return
         try:

@@ -109,28 +109,45 @@ class Trials:
         async with reloader.lock:
             if self.pending is not trial:
                 return   # confirmed meanwhile
-            started = time.perf_counter()
-            try:
-                outcome = await self.host.apply_rows(trial.previous_rows, "trial", [], trial.previous_digest)
-            except Exception as exc:  # noqa: BLE001 - reported as a failed revert
-                outcome = ReloadOutcome(REVERT_FAILED, "trial", errors=[
-                    {"message": f"internal error: {type(exc).__name__}: {exc}", "loc": None, "hint": None}])
-            outcome.verdict = REVERTED if outcome.verdict == APPLIED else REVERT_FAILED
-            outcome.duration_ms = (time.perf_counter() - started) * 1000
-            outcome.note = f"the trial started at {_clock(trial.started_at)} was not confirmed in {seconds:g} s"
-            self._end()
-            self.host.record_reload(outcome)
+            await self._revert(trial, "trial", f"the trial started at {_clock(trial.started_at)} was not "
+                                               f"confirmed in {seconds:g} s")
+
+    async def revert(self, trigger: str = "control") -> ReloadOutcome:
+        """The user's revert, before the deadline (the web app's button): as the timer would."""
+        async with self.host.reloader.lock:
+            trial = self.pending
+            if trial is None:
+                return self._no_trial(trigger)
+            return await self._revert(trial, trigger, f"the trial started at {_clock(trial.started_at)} "
+                                                      f"was reverted ({trigger})")
+
+    async def _revert(self, trial: PendingTrial, trigger: str, note: str) -> ReloadOutcome:
+        started = time.perf_counter()
+        try:
+            outcome = await self.host.apply_rows(trial.previous_rows, trigger, [], trial.previous_digest)
+        except Exception as exc:  # noqa: BLE001 - reported as a failed revert
+            outcome = ReloadOutcome(REVERT_FAILED, trigger, errors=[
+                {"message": f"internal error: {type(exc).__name__}: {exc}", "loc": None, "hint": None}])
+        outcome.verdict = REVERTED if outcome.verdict == APPLIED else REVERT_FAILED
+        outcome.duration_ms = (time.perf_counter() - started) * 1000
+        outcome.note = note
+        self._end()
+        self.host.record_reload(outcome)
+        return outcome
+
+    def _no_trial(self, trigger: str) -> ReloadOutcome:
+        last = self.host.last_reload
+        why = (f"; the last trial was reverted at {_clock(last.at)}"
+               if last is not None and last.verdict in (REVERTED, REVERT_FAILED) else "")
+        return ReloadOutcome(NO_TRIAL, trigger, digest=self.host.digest, errors=[
+            {"message": "no trial is pending" + why, "loc": None,
+             "hint": "start one with `dshctl reload --trial SECONDS`"}])
 
     async def confirm(self, trigger: str = "control") -> ReloadOutcome:
         async with self.host.reloader.lock:
             trial = self.pending
             if trial is None:
-                last = self.host.last_reload
-                why = (f"; the last trial was reverted at {_clock(last.at)}"
-                       if last is not None and last.verdict in (REVERTED, REVERT_FAILED) else "")
-                return ReloadOutcome(NO_TRIAL, trigger, digest=self.host.digest, errors=[
-                    {"message": "no trial is pending" + why, "loc": None,
-                     "hint": "start one with `dshctl reload --trial SECONDS`"}])
+                return self._no_trial(trigger)
             self._end()
             await self.host.record_last_good()
             outcome = ReloadOutcome(CONFIRMED, trigger, digest=self.host.digest,

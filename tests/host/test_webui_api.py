@@ -139,3 +139,60 @@ async def test_a_trial_reload_is_shown_and_confirmed_from_the_app(tmp_path):
             state = (await http.get("/api/status")).json()
             assert state["status"]["host"]["trial"] is None
             assert [o["verdict"] for o in state["history"][:2]] == ["confirmed", "applied"]
+
+
+@run_async()
+async def test_a_trial_reload_is_reverted_from_the_app_before_its_deadline(tmp_path):
+    from .helpers import InProcess, make_home, user_file, write
+    home = make_home(tmp_path, TRIAL_ROWS)
+    async with InProcess(home, watch=False) as host:
+        server = host.root.get("http")
+        async with client(server) as http:
+            nothing = await http.post("/api/reload/revert", json={})
+            assert nothing.status_code == 409 and nothing.json()["verdict"] == "no-trial"
+            before = host.digest
+            write(user_file(home), "- id: a\n  config: {service: alpha, tag: two}\n")
+            outcome = await host.trials.start(60, "control")
+            assert outcome.verdict == "applied" and host.digest != before
+            reverted = await http.post("/api/reload/revert", json={})
+            assert reverted.status_code == 200 and reverted.json()["verdict"] == "reverted"
+            assert host.digest == before and host.trials.pending is None
+            [row] = [r for r in (await http.get("/api/status")).json()["status"]["rows"] if r["id"] == "a"]
+            assert row["config"]["tag"] == "one"                      # the previous tree runs again
+            state = (await http.get("/api/status")).json()
+            assert state["status"]["host"]["trial"] is None
+            assert [o["verdict"] for o in state["history"][:2]] == ["reverted", "applied"]
+            again = await http.post("/api/reload/confirm", json={})   # nothing left to confirm
+            assert again.status_code == 409
+
+
+@run_async()
+async def test_the_status_feed_follows_the_hosts_changes_at_once_not_on_its_slow_refresh(tmp_path):
+    """A trial started, then reverted: each is on the feed within 2 s (the slow refresh is 10 s), and
+    with the host quiet in between the status is not recomputed."""
+    from .helpers import InProcess, make_home, user_file, write
+    home = make_home(tmp_path, TRIAL_ROWS)
+    async with InProcess(home, watch=False) as host:
+        server = host.root.get("http")
+        async with client(server) as http:
+            async with http.stream("GET", "/api/status/events") as feed:
+                lines = feed.aiter_lines()
+
+                async def next_doc():
+                    async for line in lines:
+                        if line.startswith("data: "):
+                            return json.loads(line[6:])
+                assert (await asyncio.wait_for(next_doc(), 10))["status"]["host"]["trial"] is None
+                write(user_file(home), "- id: a\n  config: {service: alpha, tag: two}\n")
+                calls = []
+                real = host.status
+                host.status = lambda: calls.append(1) or real()
+                await asyncio.sleep(1.0)
+                assert calls == []                                   # quiet host: no recomputation
+                outcome = await host.trials.start(60, "control")
+                doc = await asyncio.wait_for(next_doc(), 2)
+                assert doc["status"]["host"]["trial"]["deadline"] == outcome.trial["deadline"]
+                await host.trials.revert("web")
+                doc = await asyncio.wait_for(next_doc(), 2)
+                assert doc["status"]["host"]["trial"] is None and doc["history"][0]["verdict"] == "reverted"
+                assert len(calls) <= 4                                # once per change, not per poll

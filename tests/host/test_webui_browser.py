@@ -204,3 +204,149 @@ def test_a_question_is_answered_on_the_page_status_shows_a_rollback_and_attacks_
         rebound = page.goto(f"http://rebind.test:{port}/status.json")   # rebinding: refused by Host
         assert rebound.status == 421 and "rows" not in rebound.text()
         page.close()
+
+
+ECHO = {"name": "echo", "arguments": {"text": "RAN-THE-TOOL"}}
+
+
+def approval_browser_home(tmp_path, script):
+    """The browser home plus an approval row asking for ``echo`` (the probe plugin's tool)."""
+    from tests.agents.loop_rows import PROBE
+    home = browser_home(tmp_path, script, runner={"continuation": "go on"}, probe={})
+    patch = bundle_dir(home) / "cordis.patch.yml"
+    rows = ('    - {"id": "approval", "name": "@dshctl/approval", "config": {"ask": ["echo"]}}\n'
+            '    - {"id": "sandbox", "name": "@dshctl/sandbox", "config": {"mode": "read-only"}}\n')
+    write(patch, patch.read_text() + rows)
+    write(bundle_dir(home) / "plugins" / "probe.py", PROBE.lstrip())
+    return home
+
+
+def tool_results(home) -> list[str]:
+    from dshctl.agents.session.store import SessionStore
+    store = SessionStore(home)
+    [info] = store.list()
+    log = store.open(info.id)
+    try:
+        return [e["data"]["message"]["content"][0]["content"][0]["text"]
+                for e in log.events if e["type"] == "tool/result"]
+    finally:
+        log.close()
+
+
+def test_an_approval_is_denied_then_allowed_once_in_the_chat(browser, tmp_path):
+    script = [{"toolCalls": [ECHO]}, {"text": "told no"}, {"toolCalls": [ECHO]}, {"text": "told yes"}]
+    home = approval_browser_home(tmp_path, script)
+    port = port_of(home)
+    with HostProcess(home):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app_url(home, port))
+        message = page.get_by_role("textbox", name="Message")
+        message.fill("echo it")
+        page.get_by_role("button", name="Send", exact=True).click()
+        card = page.get_by_role("listitem", name="Approval needed: echo")
+        expect(card).to_contain_text("RAN-THE-TOOL")                  # the call's arguments are shown
+        shoot(page, "approval", tmp_path)
+        card.get_by_role("button", name="Deny").click()
+        expect(page.locator("#log .msg.assistant", has_text="told no")).to_be_visible()
+        expect(card).to_have_count(0)                                 # answered: the card goes
+        expect(page.locator("#log .msg.tool .result").first).to_contain_text('the user rejected tool "echo"')
+
+        message.fill("now really")
+        message.press("Enter")
+        page.get_by_role("listitem", name="Approval needed: echo").get_by_role("button", name="Allow once").click()
+        expect(page.locator("#log .msg.assistant", has_text="told yes")).to_be_visible()
+        page.close()
+    # what the model read: the refusal as the first call's result, the tool's output for the second
+    assert tool_results(home) == ['Error: the user rejected tool "echo"', "RAN-THE-TOOL"]
+
+
+def session_events(home, session: str) -> list[dict]:
+    from dshctl.agents.session.store import SessionStore
+    log = SessionStore(home).open(session)
+    try:
+        return list(log.events)
+    finally:
+        log.close()
+
+
+def test_slash_commands_in_the_chat_box_as_in_agent_chat(browser, tmp_path):
+    home = approval_browser_home(tmp_path, replies(6))
+    port = port_of(home)
+    with HostProcess(home):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app_url(home, port))
+        message = page.get_by_role("textbox", name="Message")
+        log = page.locator("#log")
+
+        message.fill("/help")
+        message.press("Enter")
+        expect(log).to_contain_text("/preset NAME — use another agent preset")
+        assert page.evaluate("location.hash") == "#/sessions"          # no message was sent
+        message.fill("/permissions workspace-write")
+        message.press("Enter")
+        expect(log).to_contain_text("permissions workspace-write from the next message")
+        message.fill("hello")
+        message.press("Enter")
+        expect(page.locator("#log .msg.assistant", has_text="answer 1")).to_be_visible()
+        first = session_of(page)
+
+        message.fill("/preset no-such-preset")
+        message.press("Enter")
+        message.fill("again")
+        message.press("Enter")
+        expect(page.get_by_role("alert")).to_contain_text("dshctl preset list")
+        message.fill("/model other-model")
+        message.press("Enter")
+        message.fill("/model")
+        message.press("Enter")
+        expect(log).to_contain_text("model other-model from the next message")
+
+        message.fill("/new")
+        message.press("Enter")
+        expect(page.locator("#chat-title")).to_have_text("New session")
+        message.fill("bye")
+        message.press("Enter")
+        expect(page.locator("#log .msg.user", has_text="bye")).to_be_visible()
+        second = eventually(lambda: (s := session_of(page)) != first and s, what="a new session")
+        page.close()
+    assert second != first
+    presets = [e["data"] for e in session_events(home, first) if e["type"] == "permission/preset"]
+    assert presets == [{"preset": "workspace-write"}]
+    texts = [json.dumps(e["data"]) for e in session_events(home, first) if e["type"] == "user/message"]
+    assert any("hello" in t for t in texts)
+    assert not any("/help" in t or "/model" in t for t in texts)    # commands stay on the page
+
+
+def row_config(port: int, row: str) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as response:
+        rows = json.loads(response.read())["status"]["rows"]
+    return next(r for r in rows if r["id"] == row).get("config") or {}
+
+
+def test_a_running_trial_is_reverted_with_the_status_pages_button(browser, tmp_path):
+    import subprocess
+    from tests.host.helpers import DSHCTL
+    home = browser_home(tmp_path, replies(1), runner={"continuation": "go on"})
+    port = port_of(home)
+    with HostProcess(home, "p", "--no-watch"):
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app_url(home, port))
+        page.get_by_role("link", name="Status").click()
+        layer = user_file(home)
+        write(layer, layer.read_text() + "- id: c\n  config: {tag: tried}\n")
+        started = subprocess.run([DSHCTL, "--home", str(home), "reload", "--profile", "p", "--trial", "120"],
+                                 capture_output=True, text=True, timeout=60)
+        assert started.returncode == 0, started.stderr
+        trial = page.get_by_role("region", name="Trial")
+        expect(trial).to_contain_text("unless you confirm this one")
+        expect(trial.get_by_role("button", name="Confirm")).to_be_visible()
+        assert row_config(port, "c").get("tag") == "tried"                  # the tried config runs
+        trial.get_by_role("button", name="Revert").click()
+        expect(trial).to_have_count(0)
+        expect(page.get_by_role("region", name="Last reload")).to_contain_text("revert")
+        expect(page.get_by_role("region", name="Reload history")).to_contain_text("reverted")
+        assert "tag" not in row_config(port, "c")                             # the previous one again
+        page.close()

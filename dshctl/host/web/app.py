@@ -4,11 +4,12 @@
 the app's view of the host (the status document with secrets redacted, the reload history, the
 Settings panels, the live agents) and ``GET /api/status/events`` the same as Server-Sent Events, sent
 whenever it changes; ``POST /api/reload/confirm {}`` keeps a pending trial reload (as ``dshctl reload
---confirm``). The sessions and chat API is in ``chat.py``.
+--confirm``), ``POST /api/reload/revert {}`` brings the previous tree back now (as its deadline would). The sessions and chat API is in ``chat.py``.
 """
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from .hub import Hub
@@ -17,6 +18,7 @@ from .messages import EventStream, Response
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"/": ("index.html", "text/html; charset=utf-8"),
           "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
+          "/ui/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
           "/ui/app.css": ("app.css", "text/css; charset=utf-8")}
 SECRET_KEY = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
 REDACTED = "[redacted]"
@@ -39,10 +41,10 @@ def host_status(ctx) -> dict:
     return {"host": None, "rows": [], "last_reload": None}
 
 
-def app_state(ctx) -> dict:
+def app_state(ctx, status: dict | None = None) -> dict:
     host, http, agents = ctx.get("host"), ctx.get("http"), ctx.get("agents")
     return {
-        "status": host_status(ctx),
+        "status": host_status(ctx) if status is None else status,
         "history": [redact(o.to_json()) for o in getattr(host, "reload_history", [])][::-1],
         "panels": sorted(http.panels.values(), key=lambda p: p["title"]) if http is not None else [],
         "agents": agents.list() if agents is not None else [],
@@ -56,6 +58,44 @@ def _without_clock(doc: dict) -> dict:
     return doc
 
 
+# Host log events that say the status document changed (reloads, rows, trials, module swaps, fleet, a
+# fiber that failed at run time). Not plugin/ (a plugin's own log lines) nor the other fiber/ debug
+# lines; the probe (last reload, trial, agents, panels) and the slow refresh catch the rest.
+CHANGE_EVENTS = ("reload/", "row/", "host/", "hmr/", "fleet/", "fiber/failed")
+
+
+class StatusFeed:
+    """The Status feed: ``host.status()`` (it composes the files on disk) computed once per change the
+    host logs, not per poll and not per client; the cheap in-memory parts (agents, panels, history)
+    probed by one task, and the document encoded once for every client (:class:`Hub`)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._status: dict | None = None
+        self._at = 0.0
+        self.hub = Hub(self.document, ignore=_without_clock, probe=self.probe)
+
+    def document(self) -> dict:
+        now = time.monotonic()
+        if self._status is None or now - self._at >= self.hub.refresh:   # the slow refresh: what
+            self._status, self._at = host_status(self.ctx), now         # changed without a log line
+        return app_state(self.ctx, self._status)
+
+    def probe(self):
+        host, http, agents = self.ctx.get("host"), self.ctx.get("http"), self.ctx.get("agents")
+        live = tuple((a.id, a.status) for a in agents.live.values()) if agents is not None else ()
+        return (live, tuple(http.panels) if http is not None else (),
+                id(getattr(host, "last_reload", None)), getattr(getattr(host, "trials", None), "pending", None))
+
+    def on_log(self, event: str) -> None:
+        if event.startswith(CHANGE_EVENTS):
+            self.changed()
+
+    def changed(self) -> None:
+        self._status = None
+        self.hub.poke()
+
+
 async def confirm_trial(ctx, request):
     host = ctx.get("host")
     if host is None or getattr(host, "trials", None) is None:
@@ -64,15 +104,29 @@ async def confirm_trial(ctx, request):
     return Response.json(outcome, 200 if outcome["verdict"] == "confirmed" else 409)
 
 
+async def revert_trial(ctx, request):
+    host = ctx.get("host")
+    if host is None or getattr(host, "trials", None) is None:
+        return Response.error(409, "no host runs this profile")
+    outcome = (await host.trials.revert("web")).to_json()
+    return Response.json(outcome, 200 if outcome["verdict"] == "reverted" else 409)
+
+
 def install(ctx) -> None:
     http = ctx.http
     for path, (file, content_type) in ASSETS.items():
         body = (STATIC / file).read_bytes()
         http.route(ctx, "GET", path, lambda request, body=body, ct=content_type: Response(200, body, ct))
-    hub = Hub(lambda: app_state(ctx), period=0.5, ignore=_without_clock)
-    ctx.effect(lambda: hub.close, "web app status feed")
+    feed = StatusFeed(ctx)
+    listeners = getattr(getattr(ctx.get("host"), "log", None), "listeners", None)
+    if listeners is not None:
+        listeners.append(feed.on_log)
+        ctx.effect(lambda: lambda: listeners.remove(feed.on_log) if feed.on_log in listeners else None,
+                   "web app status feed: host log listener")
+    ctx.effect(lambda: feed.hub.close, "web app status feed")
     http.route(ctx, "GET", "/api/status", lambda request: app_state(ctx))
-    http.route(ctx, "GET", "/api/status/events", lambda request: EventStream(hub.stream()))
+    http.route(ctx, "GET", "/api/status/events", lambda request: EventStream(feed.hub.stream()))
     http.route(ctx, "POST", "/api/reload/confirm", lambda request: confirm_trial(ctx, request))
+    http.route(ctx, "POST", "/api/reload/revert", lambda request: revert_trial(ctx, request))
     from .chat import install as install_chat
     install_chat(ctx)

@@ -2,7 +2,8 @@
 
 ``GET /api/sessions`` every session grouped by workspace (cwd), with archived/live/running;
 ``POST /api/sessions/archive {"session", "archived"}``; ``POST /api/chat/send {"session"|null, "text",
-"mode": "followup"|"steer", "cwd"?}`` queues a message (a new session when ``session`` is null) and
+"mode": "followup"|"steer", "cwd"?, "preset"?, "model"?, "permissions"?}`` (the last three: what the page's
+/preset, /model and /permissions chose, as ``agent chat`` sends them) queues a message (a new session when ``session`` is null) and
 answers ``{"session"}``; ``GET /api/chat/events?session=ID`` streams that session's events, the log so
 far then every new one (SSE: ``{"type": "event"}``, or ``{"type": "events", "events": [...]}`` for a
 burst); ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
@@ -74,11 +75,19 @@ async def send(ctx, request):
     if session is not None and _session_id(session) is None:
         return Response.error(400, '"session" must be a session id or null')
     cwd = body.get("cwd") if isinstance(body.get("cwd"), str) else None
+    knobs = {k: body[k] for k in ("preset", "model", "permissions") if isinstance(body.get(k), str) and body[k]}
     try:
-        agent = await agents.open(session, cwd=cwd)
+        agent = await agents.open(session, cwd=cwd, preset=knobs.get("preset"))
     except Exception as exc:  # noqa: BLE001 - unknown or busy session, no loop: the page shows it
         from dshctl.host.agent_ops import open_hint
         return Response.json({"error": str(exc) or type(exc).__name__, "hint": open_hint(exc)}, 409)
+    if "model" in knobs:
+        agent.options["model"] = knobs["model"]   # /model: this session's turns from now on
+    from dshctl.host.agent_ops import choose_permissions
+    problem = choose_permissions(ctx, agent, knobs)
+    if problem is not None:
+        return Response.json({"error": problem, "session": agent.id,
+                              "hint": "permission presets: workspace-write, danger-full-access"}, 409)
     asker_for(agent)    # the page follows right after: a question asked before then waits for it
     (agent.steer if body.get("mode") == "steer" else agent.followup)(body["text"])
     return {"session": agent.id, "mode": body.get("mode", "followup")}

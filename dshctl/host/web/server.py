@@ -147,34 +147,41 @@ class WebServer:
         task = asyncio.current_task()
         self._streams.add(task)
         events = stream.events.__aiter__()
-        pending: asyncio.Future | None = None
+        beats: asyncio.Task | None = None
         try:
             await response.prepare(request)
             await response.write(b": connected\n\n")
-            while True:
-                # One pending __anext__ across heartbeats: cancelling it would end the generator.
-                pending = pending or asyncio.ensure_future(events.__anext__())
-                done, _ = await asyncio.wait({pending}, timeout=stream.heartbeat_s)
-                if not done:
-                    await response.write(b": heartbeat\n\n")
-                    continue
-                try:
-                    item = pending.result()
-                except StopAsyncIteration:
-                    break
-                pending = None
+            # The heartbeat runs beside the stream rather than as a timeout on each message: a timed
+            # wait per message (a task and a wait set each) was most of a busy chat stream's cost.
+            written = [asyncio.get_running_loop().time()]
+            beats = asyncio.ensure_future(self._heartbeat(response, stream.heartbeat_s, written, task))
+            async for item in events:
                 data = item if isinstance(item, bytes) else json.dumps(item, default=str).encode()
+                written[0] = asyncio.get_running_loop().time()
                 await response.write(b"data: " + data + b"\n\n")
         except ConnectionError:
             pass                     # the client went away
         finally:
             self._streams.discard(task)
-            if pending is not None:
-                pending.cancel()
+            if beats is not None:
+                beats.cancel()
             closer = getattr(events, "aclose", None)
-            if closer is not None and pending is None:
+            if closer is not None:
                 asyncio.ensure_future(closer())   # runs the generator's finally (observers removed)
         return response
+
+    @staticmethod
+    async def _heartbeat(response: web.StreamResponse, every: float, written: list, stream: asyncio.Task):
+        """A comment after ``every`` s without a message; a client gone ends the stream's task."""
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                await asyncio.sleep(max(0.0, written[0] + every - loop.time()))
+                if loop.time() - written[0] >= every:
+                    written[0] = loop.time()
+                    await response.write(b": heartbeat\n\n")
+        except (ConnectionError, RuntimeError):
+            stream.cancel()
 
 
 def _to_aiohttp(response: Response) -> web.Response:

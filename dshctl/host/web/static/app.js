@@ -8,6 +8,8 @@ if (location.hash.startsWith("#token=")) {
   history.replaceState(null, "", location.pathname + "#/sessions");
 }
 
+import { command, showApproval } from "/ui/chat.js";
+
 export const api = {
   async get(url) { return answer(await fetch(url, { headers: { Accept: "application/json" } })); },
   async post(url, body) {
@@ -42,7 +44,8 @@ function h(tag, attrs = {}, ...children) {
 }
 
 const $ = (id) => document.getElementById(id);
-const state = { app: null, session: null, chat: null, sessions: [], panelsKey: "", mounted: [] };
+const state = { app: null, session: null, chat: null, sessions: [], panelsKey: "", mounted: [],
+                next: {}, model: null };   // next: /preset, /model, /permissions for the next message
 
 // ---- router ----------------------------------------------------------------------------------
 function route() {
@@ -127,11 +130,17 @@ function openSession(id) {
 
 function onChat(item) {
   if (item.type === "agent") {
+    state.model = item.model;
     $("chat-meta").textContent = [item.preset && `preset ${item.preset}`, item.model && `model ${item.model}`]
       .filter(Boolean).join(" · ");
     return;
   }
-  if (item.type === "events") { for (const event of item.events) onChat({ type: "event", event }); return; }
+  if (item.type === "events") {          // one event's trouble must not drop the rest of its batch
+    for (const event of item.events) {
+      try { onChat({ type: "event", event }); } catch (error) { console.error("chat event", event.type, error); }
+    }
+    return;
+  }
   if (item.type === "ask") { showQuestion(item.question); return; }
   if (item.type === "asked") { document.querySelectorAll("#log .question").forEach((q) => q.remove()); return; }
   const event = item.event;
@@ -222,6 +231,7 @@ function onTurnEnd(data) {
 
 function showQuestion(question) {
   const reply = (answer) => api.post("/api/chat/answer", { session: state.session, answer }).catch(showError);
+  if (question.approval) return showApproval(question, reply, { add, h });
   const free = h("input", { type: "text", "aria-label": "Your answer" });
   const options = (question.options || []).map((o) => h("button", { type: "button", title: o.description || "",
     text: o.label + (o.recommended ? " (recommended)" : ""), onclick: () => reply({ option: o.label }) }));
@@ -246,12 +256,14 @@ async function send(mode) {
   const text = box.value;
   if (!text.trim()) return;
   $("chat-error").hidden = true;
+  if (text.trim().startsWith("/") && command(text, { state, add, h, openSession })) { box.value = ""; return; }
   try {
-    const sent = await api.post("/api/chat/send", { session: state.session, text, mode });
+    const sent = await api.post("/api/chat/send", { session: state.session, text, mode, ...state.next });
+    state.next = {};
     box.value = "";
     if (sent.session !== state.session) location.hash = `#/sessions/${encodeURIComponent(sent.session)}`;
     loadSessions();
-  } catch (error) { showError(error); }
+  } catch (error) { state.next = {}; showError(error); }   // a refused /preset … is not kept
 }
 
 function showError(error) {
@@ -322,8 +334,11 @@ function renderStatus() {
   if (info.trial) {
     cards.push(h("section", { class: "card", "aria-label": "Trial" }, h("h2", { text: "Trial reload" }),
       h("p", { text: `the previous tree comes back at ${info.trial.deadline} unless you confirm this one` }),
-      h("button", { type: "button", text: "Confirm", onclick: () => api.post("/api/reload/confirm", {})
-        .catch((e) => alert(e.message)) })));
+      h("div", { class: "inline" },
+        h("button", { type: "button", text: "Confirm", onclick: () => api.post("/api/reload/confirm", {})
+          .catch((e) => alert(e.message)) }),
+        h("button", { type: "button", text: "Revert", onclick: () => api.post("/api/reload/revert", {})
+          .catch((e) => alert(e.message)) }))));
   }
   const last = status.last_reload;
   if (last) {
