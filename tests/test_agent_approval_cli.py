@@ -2,13 +2,12 @@
 ``--approval never`` refuses without asking, and ``agent chat`` in a real terminal shows the tool call
 and takes "deny" — the tool does not run and the model is told."""
 import json
-import os
-import signal
 import time
 
 from dshctl.agents.session.store import SessionStore
 from tests.agents.loop_rows import PROBE, agent_rows
-from tests.host.helpers import DSHCTL, WAIT_S, bundle_dir, make_home, write
+from tests.host.helpers import WAIT_S, bundle_dir, make_home, write
+from tests.pty_chat import PtyChat
 from tests.test_agent_cmd import agent
 
 CALL = [{"toolCalls": [{"name": "echo", "arguments": {"text": "RAN-THE-TOOL"}}]}, {"text": "Finished."}]
@@ -69,41 +68,18 @@ def test_run_with_an_unknown_preset_is_one_line(tmp_path):
 
 
 def test_chat_in_a_real_terminal_denies_the_call(tmp_path):
-    import pty
     home = approval_home(tmp_path)
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(DSHCTL, [DSHCTL, "--home", str(home), "agent", "chat", "--profile", "p"])
-    seen = b""
-
-    def read_until(marker: bytes):
-        nonlocal seen
-        deadline = time.monotonic() + WAIT_S
-        while marker not in seen and time.monotonic() < deadline:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-        assert marker in seen, seen.decode(errors="replace")
-
-    try:
-        read_until(b"you> ")
-        os.write(fd, b"echo it\n")
-        read_until(b'Allow the call echo({"text": "RAN-THE-TOOL"})?')
-        read_until(b"2. deny")
-        read_until(b"answer")
-        os.write(fd, b"2\n")
-        read_until(b"Finished.")
-        read_until(b"you> ")
-        os.write(fd, b"/quit\n")
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.close(fd)
+    with PtyChat(home) as chat:
+        chat.read_until(b"you> ")
+        chat.type(b"echo it\n")
+        chat.read_until(b'Allow the call echo({"text": "RAN-THE-TOOL"})?')
+        chat.read_until(b"2. deny")
+        chat.read_until(b"answer")
+        chat.type(b"2\n")
+        chat.read_until(b"Finished.")
+        chat.read_until(b"you> ")
+        chat.type(b"/quit\n")
+        assert chat.exit_code() == 0
     events = only_session(home)
     assert results(events) == ['Error: the user rejected tool "echo"']
     assert [e["data"]["outcome"] for e in events if e["type"] == "approval/decided"] == ["rejected"]

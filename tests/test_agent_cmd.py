@@ -1,7 +1,6 @@
 """``dshctl agent run`` and ``dshctl agent chat`` as a user runs them: real processes, an embedded host
 or a running one (over its control socket), the scripted model, a real workspace."""
 import json
-import os
 import signal
 import subprocess
 import time
@@ -9,6 +8,7 @@ import time
 from dshctl.agents.session.store import SessionStore
 from tests.agents.loop_rows import agent_home, without_chunks
 from tests.host.helpers import DSHCTL, WAIT_S, HostProcess, write
+from tests.pty_chat import PtyChat
 from demo_home import copy_demo_home
 
 READ = [{"text": "Let me look.", "toolCalls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
@@ -110,40 +110,17 @@ def test_chat_runs_turns_and_commands_from_stdin(tmp_path):
 
 
 def test_chat_ctrl_c_in_a_real_terminal_aborts_only_the_turn(tmp_path):
-    import pty
     home = agent_home(tmp_path, [{"text": "word " * 200, "delayMs": 20000}, {"text": "second answer"}])
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(DSHCTL, [DSHCTL, "--home", str(home), "agent", "chat", "--profile", "p"])
-    seen = b""
-
-    def read_until(marker: bytes):
-        nonlocal seen
-        deadline = time.monotonic() + WAIT_S
-        while marker not in seen and time.monotonic() < deadline:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-        assert marker in seen, seen.decode(errors="replace")
-
-    try:
-        read_until(b"you> ")
-        os.write(fd, b"talk\n")
-        read_until(b"word")
-        os.write(fd, b"\x03")                     # Ctrl-C, as the terminal sends it
-        read_until(b"turn aborted")
-        os.write(fd, b"again\n")
-        read_until(b"second answer")
-        os.write(fd, b"/quit\n")
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.close(fd)
+    with PtyChat(home) as chat:
+        chat.read_until(b"you> ")
+        chat.type(b"talk\n")
+        chat.read_until(b"word")
+        chat.type(b"\x03")                     # Ctrl-C, as the terminal sends it
+        chat.read_until(b"turn aborted")
+        chat.type(b"again\n")
+        chat.read_until(b"second answer")
+        chat.type(b"/quit\n")
+        assert chat.exit_code() == 0
 
 
 def test_the_demo_home_answers_with_one_tool_call(tmp_path):
