@@ -44,6 +44,20 @@ class Counts:
         return cls(len(os.listdir("/proc/self/fd")), _children(), threading.active_count(), temp,
                    _rss_mb())
 
+    def settled(self, count, *, timeout: float = 5.0, thread_slack: int = 0) -> "Counts":
+        """``count()`` again until nothing grew over this count, for at most ``timeout`` seconds: the
+        test's own servers (a registry thread finishing a trickled answer, its socket) may still be
+        closing when the corpus returns; a real leak is still there when the time is up."""
+        import time
+        deadline = time.monotonic() + timeout
+        while True:
+            after = count()
+            grew = any(getattr(after, k) > getattr(self, k) + (thread_slack if k == "threads" else 0)
+                       for k in ("fds", "children", "threads", "temp"))
+            if not grew or time.monotonic() > deadline:
+                return after
+            time.sleep(0.1)
+
     def assert_flat(self, after: "Counts", *, rss_slack_mb: float = 64, thread_slack: int = 0) -> None:
         """``thread_slack``: asyncio's default executor grows its pool lazily (bounded by
         min(32, cpus + 4)); those threads are reused, not leaked."""
