@@ -47,16 +47,23 @@ def _open(data: bytes | Path, limits: Limits) -> tarfile.TarFile:
     mapped, not read into memory."""
     if isinstance(data, Path):
         return _open_file(data, limits)
-    if data[:2] == b"\x1f\x8b":
-        cap = limits.total_bytes + 1536 * (limits.files + 4)
-        inflate = zlib.decompressobj(wbits=31)
-        try:
-            raw = inflate.decompress(data, cap)
-            if inflate.eof and not inflate.unused_data:
-                return tarfile.open(fileobj=io.BytesIO(raw), mode="r:")
-        except zlib.error:
-            pass  # tarfile's own reading names the damage
-    return tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+    return _inflated(data, limits) or tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+
+
+def _inflated(data, limits: Limits) -> tarfile.TarFile | None:
+    """The whole gzip tarball ``data`` (bytes or a mapped file) inflated in memory when it fits the
+    limits, else None (not gzip, too big, or damaged: tarfile's own reading then decides)."""
+    if data[:2] != b"\x1f\x8b":
+        return None
+    cap = limits.total_bytes + 1536 * (limits.files + 4)
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        raw = inflate.decompress(data, cap)
+    except zlib.error:
+        return None  # tarfile's own reading names the damage
+    if inflate.eof and not inflate.unused_data:
+        return tarfile.open(fileobj=io.BytesIO(raw), mode="r:")
+    return None
 
 
 def _open_file(path: Path, limits: Limits) -> tarfile.TarFile:
@@ -66,15 +73,9 @@ def _open_file(path: Path, limits: Limits) -> tarfile.TarFile:
         if os.fstat(f.fileno()).st_size == 0:
             raise tarfile.ReadError("empty file")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            if view[:2] == b"\x1f\x8b":
-                cap = limits.total_bytes + 1536 * (limits.files + 4)
-                inflate = zlib.decompressobj(wbits=31)
-                try:
-                    raw = inflate.decompress(view, cap)
-                    if inflate.eof and not inflate.unused_data:
-                        return tarfile.open(fileobj=io.BytesIO(raw), mode="r:")
-                except zlib.error:
-                    pass  # tarfile's own reading names the damage
+            opened = _inflated(view, limits)
+            if opened is not None:
+                return opened
     return tarfile.open(name=str(path), mode="r:*")
 
 
