@@ -16,6 +16,7 @@ from dshctl.errors import DshctlError, Loc
 
 from . import lastgood, state_dir
 from .composer import HostComposer
+from .failed_rows import annotate, fail_if_rows_failed
 from .hostlog import HostLog
 from .outcome import APPLIED, REJECTED, ROLLBACK_FAILED, ROLLED_BACK, ReloadOutcome, error_json
 
@@ -379,31 +380,5 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
             loop.remove_signal_handler(sig)
         log.detach_logging(handler)
     if options.run_for is not None:
-        _fail_if_rows_failed(host)
+        fail_if_rows_failed(host.boot_report)
     return 0
-
-
-def _fail_if_rows_failed(host: Host) -> None:
-    """``--for`` runs are checks (CI, the demo): rows that failed to start make the run fail."""
-    failed = [r for r in (host.boot_report or {}).get("rows", []) if r.get("action") == "failed"]
-    if failed:
-        first = failed[0]
-        raise DshctlError(f"{len(failed)} row(s) failed to start: "
-                          + ", ".join(f"{r['id']} ({r.get('reason') or 'failed'})" for r in failed),
-                          loc=Loc(first["loc"]) if first.get("loc") else None,
-                          hint="see the row/failed lines of the log; a port may be taken by another process")
-
-
-def annotate(report_rows: list, rows: list) -> list:
-    """Add ``config_loc`` to failed rows: where their ``config`` was last set (often a user layer,
-    while the row's own location is the bundle that inserted it)."""
-    from dshctl.core.compose.composition import iter_rows
-    by_id = {row.get("id"): row for row, _ in iter_rows(rows)}
-    for item in report_rows:
-        if item.get("action") != "failed":
-            continue
-        config = (by_id.get(item["id"].rpartition(":")[2]) or {}).get("config")
-        loc = getattr(config, "loc", None)
-        if loc is not None and str(loc) != item.get("loc"):
-            item["config_loc"] = str(loc)
-    return report_rows
