@@ -118,3 +118,10 @@ def test_a_control_socket_client_answers_an_approval(tmp_path):
     events = only_session(home)
     assert results(events) == ["RAN-THE-TOOL"]
     assert [e["data"]["outcome"] for e in events if e["type"] == "approval/decided"] == ["allowed-once"]
+
+
+def test_an_unknown_preset_opens_no_session(tmp_path):
+    home = approval_home(tmp_path)
+    result = agent(home, "run", "echo it", "--permissions", "everything")
+    assert result.returncode == 1
+    assert SessionStore(home).list() == []      # refused before a session was created

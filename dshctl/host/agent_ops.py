@@ -44,6 +44,11 @@ class TurnStream:
             yield {"ok": False, "error": "no agents service runs in this profile (add the @dshctl/agents, "
                                          "@dshctl/agent-loop and an llm row)"}
             return
+        problem = permission_values_problem(request)
+        if problem is not None:                 # refused before a session is opened or created
+            yield {"ok": False, "error": problem, "hint": "permission presets: workspace-write, "
+                                                          "danger-full-access; approval policies: ask, never"}
+            return
         try:
             agent = await agents.open(request.get("session"), preset=request.get("preset"),
                                       cwd=request.get("cwd"))
@@ -149,6 +154,17 @@ def lend_client_key(root, agent, credentials) -> Any:
         return None
     llm.lend_key(agent.session.id, key)
     return llm
+
+
+def permission_values_problem(request: dict) -> str | None:
+    """An unknown ``permissions`` preset or ``approval`` policy, as one line (None when both are fine)."""
+    from dshctl.agents.approval.policy import APPROVAL_POLICIES, PRESETS
+    preset, policy = request.get("permissions"), request.get("approval")
+    if preset is not None and preset not in PRESETS:
+        return f'unknown preset "{preset}" (available: {", ".join(PRESETS)})'      # apply_preset's words
+    if policy is not None and policy not in APPROVAL_POLICIES:
+        return 'approval policy must be one of "ask" or "never"'                    # set_policy's words
+    return None
 
 
 def choose_permissions(root, agent, request: dict) -> str | None:
