@@ -54,8 +54,9 @@ def anonymous_user_id() -> str:
             found = _read(path)
             if found is None:     # unreadable or not an id: replace it, as dsh does (best effort)
                 found = created
+                from dshctl.core.fsutil import atomic_write
                 try:
-                    path.write_text(created + "\n", encoding="utf-8")
+                    atomic_write(path, created + "\n", mode=0o600)   # never a torn id for the next reader
                 except OSError:
                     pass
     _MEMO[key] = found
