@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Callable
 
 from dshctl.bundles import lock as lockmod
 from dshctl.bundles import manifest as mf
+from dshctl.bundles import pnpm_lock
 from dshctl.bundles.limits import check_tree
 from dshctl.bundles.outcome import Change, Options, Outcome  # noqa: F401 - the installer's API
+from dshctl.bundles.placed import (declares_dependencies, manifest_of, npm_as_locked, same_npm,
+                                   tree_as_locked)
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
-from dshctl.bundles import pnpm_lock
 from dshctl.bundles.interop import (PNPM_WORKSPACE_TEMPLATE, RegistryBundles, known_specs,
                                     pnpm_lock_text, refuse_unknown_bundles)
 from dshctl.bundles.registry_spec import (RegistrySpec, TarballSpec, looks_like_registry,
@@ -25,7 +27,6 @@ from dshctl.bundles.registry_spec import (RegistrySpec, TarballSpec, looks_like_
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
 from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
-from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, check_profile_name, profile_dir
 from dshctl.errors import DshctlError, Loc
 
@@ -222,7 +223,7 @@ class Installer:
                       exact: bool, refresh: bool) -> None:
         """npm dependencies of each bundle: re-resolved by update and for a new or moved bundle,
         taken from the lock otherwise (install; add of an unchanged bundle)."""
-        if not any(p.previous and p.previous.npm or _declares_dependencies(p.stored.path)
+        if not any(p.previous and p.previous.npm or declares_dependencies(p.stored.path)
                    for p in plans):
             return  # nothing npm to do: the npm modules (and httpx) are never imported
         from dshctl.bundles.npm import deps as npmdeps
@@ -234,9 +235,9 @@ class Installer:
             for i, plan in enumerate(plans, 1):
                 prev = plan.previous
                 same_tree = prev is not None and prev.commit == plan.stored.commit \
-                    and prev.integrity == plan.stored.integrity and _npm_intact(prof.module_dir(plan.info.name), prev)
+                    and prev.integrity == plan.stored.integrity and npm_as_locked(prof.module_dir(plan.info.name), prev)
                 damaged = prev is not None and prev.npm_problem is not None  # re-resolved
-                if not refresh and same_tree and not damaged and (not exact or _tree_ok(
+                if not refresh and same_tree and not damaged and (not exact or tree_as_locked(
                         prof.module_dir(plan.info.name), prev)):
                     continue  # nothing to place: npm stays None (kept as locked)
                 self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
@@ -250,7 +251,7 @@ class Installer:
                     plan.npm = npmdeps.from_lock(ctx, plan.info.name, prev.npm if prev else {})
                 else:
                     plan.npm = npmdeps.resolve_bundle(ctx, plan.info.name,
-                                                      _manifest_of(plan.stored.path))
+                                                      manifest_of(plan.stored.path))
                 outcome.notes += plan.npm.notes
                 outcome.warnings += plan.npm.warnings
                 outcome.scripts += plan.npm.scripts
@@ -262,9 +263,9 @@ class Installer:
         npm = plan.npm.packages if plan.npm is not None else (prev.npm if prev else {})
         intact = prev is not None and prof.module_dir(info.name).is_dir() and \
             prev.commit == pkg.commit and prev.integrity == pkg.integrity and \
-            _same_npm(prev.npm, npm) and _npm_intact(prof.module_dir(info.name), prev)
+            same_npm(prev.npm, npm) and npm_as_locked(prof.module_dir(info.name), prev)
         if exact:
-            action = "unchanged" if intact and _tree_ok(prof.module_dir(info.name), prev) \
+            action = "unchanged" if intact and tree_as_locked(prof.module_dir(info.name), prev) \
                 else "installed"
         elif intact:
             action = "unchanged"
@@ -350,43 +351,6 @@ class Installer:
         for spec, commit in remember:
             self.store.remember(spec, commit)
         tx.step("commit")
-
-
-def _tree_ok(directory: Path, entry: lockmod.LockEntry) -> bool:
-    """The bundle's own files as locked (its placed npm dependencies left out)."""
-    return tree_hash(file_digests(directory, set(entry.npm))) == entry.integrity
-
-
-def _npm_intact(directory: Path, entry: lockmod.LockEntry) -> bool:
-    """Every locked npm package is in place at its version (a cheap check: its package.json)."""
-    for path, dep in entry.npm.items():
-        try:
-            data = json.loads((directory / path / "package.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            return False
-        if not isinstance(data, dict) or data.get("version") != dep.get("version"):
-            return False
-    return True
-
-
-def _same_npm(old: dict, new: dict) -> bool:
-    def key(d: dict) -> dict:
-        return {p: (e.get("version"), e.get("integrity")) for p, e in d.items()}
-    return key(old) == key(new)
-
-
-def _declares_dependencies(tree: Path) -> bool:
-    data = _manifest_of(tree)
-    return any(isinstance(data.get(k), dict) and data[k]
-               for k in ("dependencies", "optionalDependencies"))
-
-
-def _manifest_of(tree: Path) -> dict:
-    try:
-        data = json.loads((tree / "package.json").read_text("utf-8-sig"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _fill_positions(changes: list[Change], manifest: dict) -> None:
