@@ -99,6 +99,21 @@ def dump_oracle(js_yaml_prefix):
     yield oracle
     oracle.close()
 
+# --- the default home is a scratch one, never the developer's ~/.dsh ---------------------------------
+
+@pytest.fixture(scope="session", autouse=True)
+def scratch_default_home(tmp_path_factory):
+    """A test that names no home (a command without --home, the llm row's anonymous user id) writes
+    here, not into the developer's ~/.dsh or $DSH_HOME; tests that need a home of their own set it."""
+    old = os.environ.get("DSH_HOME")
+    os.environ["DSH_HOME"] = str(tmp_path_factory.mktemp("default-home"))
+    yield
+    if old is None:
+        os.environ.pop("DSH_HOME", None)
+    else:
+        os.environ["DSH_HOME"] = old
+
+
 # --- dshctl's caches go to a scratch directory, never the developer's ~/.cache -------------------
 
 @pytest.fixture(scope="session", autouse=True)
