@@ -10,11 +10,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from demo_home import copy_demo_home
 from dshctl.lsp import complete, hover, navigate
 from dshctl.lsp.diagnostics import publishable
+from dshctl.lsp.plugin_schemas import read_module
 from dshctl.lsp.positions import from_utf16_column, lines_of, to_utf16_column
 
 PIECES = st.sampled_from(["- ", "id: ", "name: ", "disabled: ", "insert:", "config:", "  ", "    ", "\n", "\n",
                           '"yes"', "true", "'a:b'", "{id: x, name: y}", "[", "]", "#", " # dshctl: disable-line=schema",
-                          "!!js process.env.X", "echo-lower", "😀", "é", ":", "agent-presets:", "default: "])
+                          "!!js process.env.X", "echo-lower", "😀", "é", ":", "agent-presets:", "default: ",
+                          "'@dshctl/http'", "host: ", "retry:", "      "])
 TEXTS = st.lists(PIECES, max_size=40).map("".join)
 
 
@@ -48,3 +50,40 @@ def test_no_buffer_or_position_makes_a_feature_raise(tmp_path_factory, text, whe
 
 
 HOME: dict[str, Path] = {}
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.dictionaries(st.text(max_size=6), JSON, max_size=5), base=st.dictionaries(st.text(max_size=6), JSON,
+                                                                                        max_size=3))
+def test_a_literal_schema_is_read_as_python_evaluates_it(tmp_path_factory, value, base):
+    """What the server reads from a plugin file without running it is what importing it would give."""
+    import ast
+
+    source = f"BASE = {base!r}\nschema = {{**BASE, **{value!r}, 'n': 4 * 1024 - -1}}\n"
+    expected = {}
+    exec(compile(ast.parse(source), "<t>", "exec"), {}, expected)
+    path = tmp_path_factory.mktemp("schema") / "plugin.py"
+    path.write_text(source)
+    assert read_module(str(path), path.stat().st_mtime_ns)[1] == expected["schema"]
+
+
+def test_the_shipped_plugins_read_statically_equal_their_imported_schemas():
+    """Differential: each shipped plugin's file read without running it, against the imported module;
+    a schema built from imported names cannot be read statically (None), never read wrongly."""
+    import importlib
+    import importlib.util
+
+    from dshctl.loader.resolve import SHIPPED_PLUGINS
+
+    readable = 0
+    for module_name in SHIPPED_PLUGINS.values():
+        origin = importlib.util.find_spec(module_name).origin
+        static = read_module(origin, Path(origin).stat().st_mtime_ns)[1]
+        if static is not None:
+            readable += 1
+            assert static == importlib.import_module(module_name).schema, module_name
+    assert readable >= len(SHIPPED_PLUGINS) - 3

@@ -1,6 +1,7 @@
 """Completion: what JSON Schema cannot know. Row ids a patch can target (the ids the layers below the
 document compose), plugin names installed for the profile, ``disabled`` values as dsh reads them,
-and the keys of a row or patch entry with their docs."""
+the keys of a row or patch entry with their docs, and inside ``config:`` the keys and values of the
+row's plugin's schema (plugin_config.py)."""
 from __future__ import annotations
 
 import re
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from dshctl.core.yaml import filekinds as fk
 from dshctl.lint.plan import kind_of
-from dshctl.lsp import profiles
+from dshctl.lsp import plugin_config, profiles
 from dshctl.lsp.cursor import cursor_at
 from dshctl.lsp.knowledge import key_docs
 
@@ -26,6 +27,10 @@ def complete(path: Path, text: str, lines: list[str], line: int, column: int,
         return _preset_ids(path, lines, line, column, preferred_profile)
     if kind not in (fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET):
         return []
+    if kind != fk.PRESET:
+        in_config = plugin_config.complete(path, text, lines, line, column, preferred_profile)
+        if in_config is not None:
+            return in_config
     cur = cursor_at(lines, line, column)
     if cur.key is not None and cur.in_value:
         return _values(path, text, kind, cur, preferred_profile)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 _ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
 _KEY = re.compile(r"^(\s*)(?:-\s+)*([A-Za-z_][\w.-]*|\"[^\"]*\"|'[^']*')\s*:(?:\s+|$)")
-_FLOW_ID = re.compile(r"[{,]\s*id\s*:\s*([^,}#]+)")
 
 
 @dataclass
@@ -92,11 +91,16 @@ def _enclosing_item(lines: list[str], line: int) -> int | None:
 
 
 def _row_id(lines: list[str], item: int) -> str | None:
+    return row_value(lines, item, "id")
+
+
+def row_value(lines: list[str], item: int, key: str) -> str | None:
+    """The scalar text of ``key`` in the row (list item) whose ``-`` is on line ``item``."""
     text = lines[item]
     key_col = _ITEM.match(text).end()
     body = text[key_col:]
     if body.lstrip().startswith("{"):
-        m = _FLOW_ID.search(body)
+        m = re.search(r"[{,]\s*" + re.escape(key) + r"\s*:\s*([^,}#]+)", body)
         return scalar_text(m.group(1)) if m else None
     for i in range(item, len(lines)):
         candidate = " " * key_col + body if i == item else lines[i]
@@ -104,7 +108,7 @@ def _row_id(lines: list[str], item: int) -> str | None:
             break  # the item ended
         if _indent(candidate) != key_col:
             continue  # blank, or deeper (a value of another key)
-        m = re.match(r"^\s*id\s*:\s*(.+)$", candidate)
+        m = re.match(r"^\s*" + re.escape(key) + r"\s*:\s*(.+)$", candidate)
         if m:
             return scalar_text(m.group(1)) or None
     return None
@@ -132,3 +136,56 @@ def parent_key(lines: list[str], line: int) -> str | None:
         m = _KEY.match(above)
         return m.group(2).strip("\"'") if m else None
     return None
+
+
+def line_indent(lines: list[str], line: int, column: int) -> int:
+    """The indentation the line has, or (blank up to the cursor) will have where the cursor is."""
+    text = lines[line] if line < len(lines) else ""
+    return column if not text[:column].strip() else _indent(text)
+
+
+def config_path(lines: list[str], line: int, column: int) -> tuple[int, list[str]] | None:
+    """When the line sits in a row's ``config:`` mapping (block style): the line of the row's ``-`` and
+    the keys from ``config`` down to the mapping the line is in (``[]``: config's own keys). None for
+    a row's own keys, a group's rows, a list item or a line outside any row."""
+    text = lines[line] if line < len(lines) else ""
+    if _ITEM.match(text):
+        return None
+    limit = line_indent(lines, line, column)
+    chain: list[tuple[str, int]] = []  # (key, its column), innermost first
+    for i in range(line - 1, -1, -1):
+        above = lines[i]
+        if _blank(above) or _indent(above) >= limit:
+            continue
+        item = _ITEM.match(above)
+        if item:
+            key_col = item.end()
+            m = _KEY.match(above)
+            if key_col < limit and m:
+                chain.append((m.group(2).strip("\"'"), key_col))
+            if not chain or chain[-1] != ("config", key_col):
+                return None
+            return i, [key for key, _ in reversed(chain[:-1])]
+        m = _KEY.match(above)
+        if not m:
+            return None
+        chain.append((m.group(2).strip("\"'"), _indent(above)))
+        limit = _indent(above)
+    return None
+
+
+def mapping_keys(lines: list[str], line: int, indent: int) -> set[str]:
+    """The keys at column ``indent`` of the block mapping ``line`` belongs to (the line's own included)."""
+    keys: set[str] = set()
+    for step in (-1, 1):
+        i = line if step == 1 else line - 1
+        while 0 <= i < len(lines):
+            text = lines[i]
+            if not _blank(text):
+                if _indent(text) < indent or (_indent(text) == indent and _ITEM.match(text)):
+                    break
+                m = _KEY.match(text)
+                if m and _indent(text) == indent:
+                    keys.add(m.group(2).strip("\"'"))
+            i += step
+    return keys

@@ -1,5 +1,5 @@
 """Hover: the findings at the cursor with their hints, the key's schema doc, how dsh reads a
-``disabled`` value, and (in a profile) which layer set the row and each of its fields (the
+``disabled`` value, the row's plugin and its config keys (plugin_config.py), and (in a profile) which layer set the row and each of its fields (the
 ``profile explain`` service, core/compose/explain.py)."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from dshctl.core.yaml import filekinds as fk
 from dshctl.errors import DshctlError
 from dshctl.lint.plan import kind_of
-from dshctl.lsp import profiles
-from dshctl.lsp.cursor import Cursor, cursor_at
+from dshctl.lsp import plugin_config, profiles
+from dshctl.lsp.cursor import Cursor, config_path, cursor_at
 from dshctl.lsp.knowledge import key_docs, read_disabled
 
 
@@ -20,9 +20,16 @@ def hover(path: Path, text: str, lines: list[str], line: int, column: int, diagn
     kind = kind_of(path)
     if kind in (fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET):
         cur = cursor_at(lines, line, column)
-        parts += _about_key(kind, cur, lines)
+        plugin = None if kind == fk.PRESET else plugin_config.hover_parts(path, text, lines, cur, preferred_profile)
+        if config_path(lines, line, column) is not None:
+            return _joined(parts + plugin)  # a key of the plugin's config: not one of the row's
+        parts += _about_key(kind, cur, lines) + (plugin or [])
         if cur.row_id is not None and kind != fk.PRESET and (cur.key is None or cur.key == "id" or cur.on_key):
             parts += _layers(path, text, cur, preferred_profile)
+    return _joined(parts)
+
+
+def _joined(parts: list[str]) -> str | None:
     parts = [p for p in parts if p]
     return "\n\n---\n\n".join(parts) if parts else None
 
