@@ -85,6 +85,7 @@ def _fast_checks() -> dict[str, Any]:
 def prepare() -> None:
     """Compile every check a lint may need (before forking workers, so that each inherits them)."""
     _fast_checks()
+    _item_checks()
 
 
 @lru_cache(maxsize=None)
@@ -110,16 +111,62 @@ def validate(value: Any, name: str, file: str) -> list[Diagnostic]:
     return jsonschema_diagnostics(value, name, file)
 
 
-def jsonschema_diagnostics(value: Any, name: str, file: str) -> list[Diagnostic]:
-    """``validate`` without the compiled check: jsonschema's errors, located and explained."""
+def jsonschema_diagnostics(value: Any, name: str, file: str, by_item: bool = True) -> list[Diagnostic]:
+    """``validate`` without the compiled check: jsonschema's errors, located and explained. For a list
+    of rows (or patch entries) jsonschema walks only the items the compiled check rejects (``by_item``;
+    False walks them all: the same errors, tests/test_schema_by_item.py)."""
     name = canonical_name(name)
     severity = load_schema(name).get("x-dshctl-severity", "error")
-    errors = _validator(name).iter_errors(to_plain(value))
+    errors = _errors(value, name) if by_item else _validator(name).iter_errors(to_plain(value))
     diags: list[Diagnostic] = []
     for error in errors:
         for relevant in _most_relevant(error):
             diags.extend(_to_diagnostics(relevant, value, file, severity))
     return sorted(set(diags), key=Diagnostic.sort_key)
+
+
+_LIST_ONLY = frozenset({"$schema", "$comment", "$defs", "title", "description", "type", "items"})
+
+
+@lru_cache(maxsize=None)
+def _item_refs() -> dict[str, str]:
+    """Schema name -> the absolute ``$ref`` of its items, for a schema that is a list and says nothing
+    else about the list than its type (no ``minItems``, ``uniqueItems``, ``contains``, …): there an
+    item's errors depend on that item alone, and the valid items have none."""
+    out: dict[str, str] = {}
+    for name, file in SCHEMAS.items():
+        root = node = load_schema(name)
+        for _ in range(4):  # a root that is only a local $ref to the list's definition
+            ref = node.get("$ref")
+            if not (isinstance(ref, str) and ref.startswith("#/$defs/") and ref.count("/") == 2):
+                break
+            node = root.get("$defs", {}).get(ref.split("/")[2], {})
+        items = node.get("items")
+        if (node.get("type") == "array" and set(node) <= _LIST_ONLY and isinstance(items, dict)
+                and set(items) == {"$ref"} and str(items["$ref"]).startswith("#/")):
+            out[name] = file + items["$ref"]
+    return out
+
+
+@lru_cache(maxsize=None)
+def _item_checks() -> dict[str, Any]:
+    from dshctl.core.schemacheck import Unsupported, compile_refs
+
+    try:
+        return compile_refs(lint_resources(), list(_item_refs().values()))
+    except Unsupported:
+        return {}
+
+
+def _errors(value: Any, name: str):
+    validator = _validator(name)
+    ref = _item_refs().get(name)
+    item_ok = _item_checks().get(ref) if ref else None
+    if item_ok is None or not isinstance(value, list):
+        return validator.iter_errors(to_plain(value))
+    item_schema = {"$ref": ref}
+    return (error for index, item in enumerate(value) if not item_ok(item)
+            for error in validator.descend(to_plain(item), item_schema, path=index))
 
 
 # ---------------------------------------------------------------------------------------------

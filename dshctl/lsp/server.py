@@ -7,8 +7,11 @@ client that prefers UTF-8 or UTF-32 still gets (and must send) UTF-16.
 """
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from lsprotocol import types
@@ -37,19 +40,81 @@ class DshctlServer(LanguageServer):
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.published: dict[str, list[dict]] = {}  # uri -> the diagnostics last sent (LSP JSON)
         self.profile: str | None = None  # initializationOptions.profile: the home layer's profile
+        self.linter = Linter()
 
     def structure(self, data, cls):
         return self.protocol._converter.structure(data, cls)
 
     def relint(self, uri: str) -> None:
+        """Lint the document soon: now when no lint of it runs, else once that one is done, with
+        whatever the buffer says by then (keystrokes that arrive during a lint share one)."""
         path = _path(uri)
         if path is None or not diagnostics.lints(path):
             return
-        doc = self.workspace.get_text_document(uri)
-        found = diagnostics.publishable(path, doc.source)
-        self.published[uri] = found
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=doc.version, diagnostics=[self.structure(d, types.Diagnostic) for d in found]))
+        if self.linter.mark(uri):
+            asyncio.ensure_future(self._lint_until_clean(uri, path))
+
+    async def _lint_until_clean(self, uri: str, path: Path) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self.linter.take(uri):
+                doc = self.workspace.text_documents.get(uri)
+                if doc is None:
+                    return  # closed meanwhile
+                version = doc.version
+                found = await loop.run_in_executor(self.linter.pool, diagnostics.publishable, path, doc.source)
+                if self.workspace.text_documents.get(uri) is not doc:
+                    continue  # closed (or closed and opened again) meanwhile: not this text's findings
+                self.published[uri] = found
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                    uri=uri, version=version, diagnostics=[self.structure(d, types.Diagnostic) for d in found]))
+        finally:
+            self.linter.done(uri)
+        await loop.run_in_executor(self.linter.pool, self.linter.settle_heap)
+
+
+WARM_UP = '- id: x\n  disabled: "yes"\n'  # a schema finding: jsonschema imported, its validator built
+
+
+class Linter:
+    """Which documents wait for a lint, and the one thread lints run on (the event loop stays free to
+    read the next keystroke). After a lint that imported something (the first one, the first finding,
+    a plugin's module for hover) the heap is collected once and frozen: the modules, schemas and
+    compiled checks then never pass through the cyclic GC again, whose full collections were the
+    latency tail (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dshctl-lint")
+        self.waiting: set[str] = set()
+        self.running: set[str] = set()
+        self._modules_frozen = 0
+
+    def mark(self, uri: str) -> bool:
+        """Note the document changed; True when no lint of it runs (the caller starts one)."""
+        self.waiting.add(uri)
+        if uri in self.running:
+            return False
+        self.running.add(uri)
+        return True
+
+    def take(self, uri: str) -> bool:
+        if uri in self.waiting:
+            self.waiting.discard(uri)
+            return True
+        return False
+
+    def done(self, uri: str) -> None:
+        self.running.discard(uri)
+        self.waiting.discard(uri)
+
+    def settle_heap(self) -> None:
+        if len(sys.modules) != self._modules_frozen:
+            if not self._modules_frozen:  # once: what the first finding of each kind would import
+                for name in ("cordis.yml", "cordis.patch.yml"):
+                    diagnostics.findings(Path(name), WARM_UP)
+            gc.collect()
+            gc.freeze()
+            self._modules_frozen = len(sys.modules)
 
 
 def _path(uri: str) -> Path | None:
@@ -88,6 +153,7 @@ def build() -> DshctlServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: DshctlServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        ls.linter.waiting.discard(uri)
         if ls.published.pop(uri, None) is not None:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

@@ -24,6 +24,7 @@ class LspClient:
         self._responses: dict[int, Any] = {}
         self._cond = threading.Condition()
         self.versions: dict[str, int] = {}  # uri -> version of the last publish
+        self.history: dict[str, list[tuple[int | None, list[dict]]]] = {}  # uri -> every publish
         threading.Thread(target=self._reader, daemon=True).start()
         self.server_info = self.request("initialize", {
             "processId": None, "rootUri": root.as_uri(), "initializationOptions": init_options,
@@ -69,6 +70,7 @@ class LspClient:
                 self.diagnostics[uri] = message["params"]["diagnostics"]
                 self.published[uri] = self.published.get(uri, 0) + 1
                 self.versions[uri] = message["params"].get("version")
+                self.history.setdefault(uri, []).append((self.versions[uri], self.diagnostics[uri]))
                 self._cond.notify_all()
 
     def _answer(self, request: dict) -> Any:

@@ -68,6 +68,12 @@ def compile_schemas(resources: Mapping[str, Any]) -> dict[str, Check]:
     return {name: compiler.at(name, "") for name in resources}
 
 
+def compile_refs(resources: Mapping[str, Any], refs: list[str]) -> dict[str, Check]:
+    """One predicate per absolute ``$ref`` (``entry-list.schema.json#/$defs/row``): a part of a schema."""
+    compiler = _Compiler(resources)
+    return {ref: compiler.ref(ref, "") for ref in refs}
+
+
 class _Compiler:
     def __init__(self, resources: Mapping[str, Any]) -> None:
         self.resources = resources
