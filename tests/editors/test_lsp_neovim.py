@@ -23,7 +23,8 @@ def recipe(name: str) -> str:
     return dict(re.findall(r"<!-- recipe: ([\w-]+) -->\n```\w*\n(.*?)```", text, re.S))[name]
 
 
-def test_neovim_recipe_shows_lints_findings_hover_and_clears_on_edit(tmp_path):
+def run_neovim(tmp_path: Path, text: str, **driver_env: str) -> tuple[Path, dict]:
+    """Neovim with the recipe as init.lua, ``text`` open as cordis.yml, the driver's record of it."""
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.fail("`nvim` is not on PATH: dev.py's TEST_TOOLS installs Debian's neovim for this test")
@@ -31,16 +32,19 @@ def test_neovim_recipe_shows_lints_findings_hover_and_clears_on_edit(tmp_path):
     work = tmp_path / "w"
     work.mkdir()
     doc = work / "cordis.yml"
-    doc.write_text('- id: greeter\n  disabled: "yes"\n')
+    doc.write_text(text)
     out = tmp_path / "out.json"
     env = {**os.environ, "PATH": f"{DSHCTL.parent}{os.pathsep}{os.environ['PATH']}", "OUT": str(out),
-           "HOVER_LINE": "1", "HOVER_COL": "14", "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
+           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"), **driver_env}
     proc = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"), doc.name,
                            "-c", f"luafile {Path(__file__).with_name('nvim_driver.lua')}"],
                           cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    shown = json.loads(out.read_text())
+    return doc, json.loads(out.read_text())
+
+
+def test_neovim_recipe_shows_lints_findings_hover_and_clears_on_edit(tmp_path):
+    doc, shown = run_neovim(tmp_path, '- id: greeter\n  disabled: "yes"\n', HOVER_LINE="1", HOVER_COL="14")
     lint = subprocess.run([str(DSHCTL), "lint", "-f", "json", str(doc)], capture_output=True, text=True, timeout=60)
     findings = json.loads(lint.stdout)["findings"]
     assert shown["got"] and shown["filetype"] == "yaml"
@@ -48,3 +52,15 @@ def test_neovim_recipe_shows_lints_findings_hover_and_clears_on_edit(tmp_path):
         [(f["line"], f["column"], f["rule"], f["message"]) for f in findings]
     assert 'the string "yes": it disables the row' in shown["hover"]
     assert shown["cleared"]  # `disabled: true` typed into the buffer: the finding went away
+
+
+def test_neovim_completes_and_explains_a_plugins_config_keys(tmp_path):
+    """A shipped plugin's row: Neovim's hover on a config key shows its schema facts, and completion
+    in the config offers the keys not written yet (from the plugin's own schema)."""
+    from dshctl.host.plugins import http
+
+    text = '- id: web\n  disabled: "yes"\n  name: "@dshctl/http"\n  config:\n    port: 1\n    \n'
+    _, shown = run_neovim(tmp_path, text, HOVER_LINE="4", HOVER_COL="5", COMPLETE_LINE="5", COMPLETE_COL="4")
+    port = http.schema["properties"]["port"]
+    assert shown["hover"].startswith(f"`port`: {port['type']}") and f"default: `{port['default']}`" in shown["hover"]
+    assert shown["completion"] == [k for k in http.schema["properties"] if k != "port"]
