@@ -87,3 +87,25 @@ def test_the_shipped_plugins_read_statically_equal_their_imported_schemas():
             readable += 1
             assert static == importlib.import_module(module_name).schema, module_name
     assert readable >= len(SHIPPED_PLUGINS) - 3
+
+
+SCHEMA_KEYS = st.sampled_from(["type", "properties", "enum", "const", "default", "description", "$ref", "anyOf",
+                               "oneOf", "allOf", "additionalProperties", "minimum", "required", "items", "x"])
+SCHEMAISH = st.recursive(JSON | st.just("#/$defs/a") | st.just("#"),
+                         lambda inner: st.dictionaries(SCHEMA_KEYS | st.text(max_size=3), inner, max_size=5)
+                         | st.lists(inner, max_size=3), max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=st.dictionaries(SCHEMA_KEYS, SCHEMAISH, max_size=6), path=st.lists(st.text(max_size=3), max_size=3))
+def test_no_plugin_schema_makes_the_docs_raise(schema, path):
+    """A bundle's schema is whatever its author wrote: reading it for hover and completion never raises."""
+    from dshctl.lsp import schema_docs as sd
+    from dshctl.lsp.plugin_config import yaml_scalar
+
+    schema = {"$defs": {"a": schema}, **schema}
+    node = sd.at_path(schema, path)
+    for name, prop in sd.properties(node if node is not None else schema, schema).items():
+        assert isinstance(sd.describe(str(name), prop, schema), str)
+        for value in sd.allowed_values(prop, schema):
+            yaml_scalar(value)

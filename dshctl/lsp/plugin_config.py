@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from dshctl.core.compose.profile import profile_dir as profile_dir_of
 from dshctl.lsp import profiles
 from dshctl.lsp.cursor import Cursor, config_path, cursor_at, line_indent, mapping_keys, row_value
 from dshctl.lsp.plugin_schemas import PluginDoc, plugin_doc
@@ -22,7 +23,7 @@ def row_plugin(path: Path, text: str, lines: list[str], row_line: int, preferred
     name = row_value(lines, row_line, "name")
     declared_in = Path(path).resolve().parent
     found = profiles.profile_of(path, preferred)
-    home, profile_dir = (found[0], profiles.profile_dir(*found)) if found else (None, None)
+    home, profile_dir = (found[0], profile_dir_of(*found)) if found else (None, None)
     if name is None:
         row_id = row_value(lines, row_line, "id")
         pv = profiles.view(path, text, preferred) if row_id else None

@@ -12,6 +12,14 @@ from typing import Any, Iterator
 _BRANCHES = ("allOf", "anyOf", "oneOf")
 
 
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _deref(schema: Any, root: dict, depth: int = 0) -> Any:
     while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 32:
         ref = schema["$ref"]
@@ -31,7 +39,7 @@ def _variants(schema: Any, root: dict, depth: int = 0) -> Iterator[dict]:
     yield schema
     if depth < 8:
         for key in _BRANCHES:
-            for branch in schema.get(key) or []:
+            for branch in _list(schema.get(key)):
                 yield from _variants(branch, root, depth + 1)
 
 
@@ -39,7 +47,7 @@ def properties(schema: Any, root: dict) -> dict[str, dict]:
     """Property name -> its schema, for a mapping that ``schema`` describes."""
     out: dict[str, dict] = {}
     for variant in _variants(schema, root):
-        for name, prop in (variant.get("properties") or {}).items():
+        for name, prop in _dict(variant.get("properties")).items():
             out.setdefault(name, _deref(prop, root))
     return out
 
@@ -68,7 +76,7 @@ def allowed_values(prop: dict, root: dict) -> list[Any]:
         if not any(value == v and type(value) is type(v) for v in out):
             out.append(value)
     for variant in _variants(prop, root):
-        for value in variant.get("enum") or []:
+        for value in _list(variant.get("enum")):
             add(value)
         if "const" in variant:
             add(variant["const"])
@@ -84,7 +92,7 @@ def type_words(prop: dict, root: dict) -> str:
     for variant in _variants(prop, root):
         types = variant.get("type")
         for word in ([types] if isinstance(types, str) else types if isinstance(types, list) else []):
-            if word not in words:
+            if isinstance(word, str) and word not in words:
                 words.append(word)
     return " | ".join(words)
 
@@ -116,4 +124,4 @@ def describe(name: str, prop: dict, root: dict) -> str:
 
 
 def as_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, default=repr)  # a bundle's schema may hold a non-JSON literal

@@ -62,7 +62,11 @@ class DshctlServer(LanguageServer):
                 if doc is None:
                     return  # closed meanwhile
                 version = doc.version
-                found = await loop.run_in_executor(self.linter.pool, diagnostics.publishable, path, doc.source)
+                try:
+                    found = await loop.run_in_executor(self.linter.pool, diagnostics.publishable, path, doc.source)
+                except Exception:  # a dshctl bug: one line in the editor's log, the server lives on
+                    logging.getLogger("dshctl").exception("linting %s failed", path)
+                    continue
                 if self.workspace.text_documents.get(uri) is not doc:
                     continue  # closed (or closed and opened again) meanwhile: not this text's findings
                 self.published[uri] = found
