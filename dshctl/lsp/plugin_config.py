@@ -51,8 +51,8 @@ def summary(doc: PluginDoc) -> str:
     if doc.schema is not None:
         keys = list(properties(doc.schema, doc.schema))
         parts.append("config: " + (", ".join(f"`{k}`" for k in keys) if keys else "no keys declared"))
-    elif doc.source != "Cordis":
-        parts.append("no config schema readable without running the plugin")
+    elif doc.note:
+        parts.append(doc.note)
     parts.append(f"from {doc.source}")
     return "\n\n".join(parts)
 

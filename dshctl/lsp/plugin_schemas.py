@@ -26,7 +26,12 @@ class PluginDoc:
     description: str  # Markdown, may be empty
     schema: dict | None  # the config's JSON Schema, None when unknown
     source: str  # where it was read: a file, or "dshctl" for a built-in
+    note: str = ""  # why there is no schema, when there is none
 
+
+NO_SCHEMA = "declares no config schema: its config is passed as written"
+UNREADABLE = "its config schema is computed when the module runs (read, not run, here)"
+NODE = "a Node plugin: its config schema needs Node to read"
 
 BUILTIN_DOCS = {
     "cordis:group": "Cordis built-in: a group row; its `config` is a list of rows mounted under it "
@@ -85,8 +90,9 @@ def _described(name: str, plugin: Any, source: str) -> PluginDoc:
     from dshctl.runtime.plugin import describe_plugin
 
     schema = describe_plugin(plugin).schema
+    note = NO_SCHEMA if schema is None else "" if isinstance(schema, dict) else "its config is checked by code"
     return PluginDoc(name, first_paragraph(inspect.getdoc(plugin) or "", name),
-                     schema if isinstance(schema, dict) else None, source)
+                     schema if isinstance(schema, dict) else None, source, note)
 
 
 def _bundle_module(name: str, base: Path, profile_dir: Path | None, home: Path | None) -> PluginDoc | None:
@@ -118,27 +124,29 @@ def _from_manifest(name: str, package: str, manifest: Path) -> PluginDoc | None:
     modules = {package: declared} if isinstance(declared, str) else declared if isinstance(declared, dict) else {}
     module = modules.get(name)
     if not isinstance(module, str):
-        return PluginDoc(name, described, None, str(manifest))
+        return PluginDoc(name, described, None, str(manifest), NODE)
     return _from_file(name, (manifest.parent / module).resolve(), described)
 
 
 def _from_file(name: str, target: Path, fallback: str | None) -> PluginDoc | None:
     for candidate in (target, Path(str(target) + ".py"), target / "__init__.py"):
         if candidate.is_file() and candidate.suffix == ".py":
-            doc, schema = read_module(str(candidate), candidate.stat().st_mtime_ns)
-            return PluginDoc(name, first_paragraph(doc, name) or (fallback or ""), schema, str(candidate))
-    return None if fallback is None else PluginDoc(name, fallback, None, str(target))
+            doc, schema, assigned = read_module(str(candidate), candidate.stat().st_mtime_ns)
+            note = "" if schema is not None else UNREADABLE if assigned else NO_SCHEMA
+            return PluginDoc(name, first_paragraph(doc, name) or (fallback or ""), schema, str(candidate), note)
+    return None if fallback is None else PluginDoc(name, fallback, None, str(target), NODE)
 
 
 @lru_cache(maxsize=64)
-def read_module(path: str, mtime_ns: int) -> tuple[str, dict | None]:
-    """(docstring, schema) of a Python plugin file, read without running it (``mtime_ns`` keys the cache)."""
+def read_module(path: str, mtime_ns: int) -> tuple[str, dict | None, bool]:
+    """(docstring, schema, whether the module assigns one) of a Python plugin file, read without running
+    it (``mtime_ns`` keys the cache)."""
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"), path)
     except (OSError, SyntaxError, ValueError):
-        return "", None
+        return "", None, False
     bound: dict[str, Any] = {}
-    schema = None
+    schema, assigned = None, False
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             target, node = stmt.targets[0].id, stmt.value
@@ -146,6 +154,7 @@ def read_module(path: str, mtime_ns: int) -> tuple[str, dict | None]:
             target, node = stmt.target.id, stmt.value
         else:
             continue
+        assigned = assigned or target in ("schema", "Config")
         try:
             bound[target] = literal(node, bound)
         except ValueError:
@@ -155,7 +164,7 @@ def read_module(path: str, mtime_ns: int) -> tuple[str, dict | None]:
             # describe_plugin prefers Config; a later assignment replaces an earlier one
             if target == "Config" or "Config" not in bound:
                 schema = bound[target]
-    return ast.get_docstring(tree) or "", schema if isinstance(schema, dict) else None
+    return ast.get_docstring(tree) or "", schema if isinstance(schema, dict) else None, assigned
 
 
 _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,

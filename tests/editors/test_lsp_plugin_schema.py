@@ -175,3 +175,26 @@ def test_a_completed_value_reads_back_as_the_schemas_value(client, home):
     typed = text.replace("label: ", f"label: {label}")
     assert client.change(layer, 2, [{"text": typed}]) == []
     assert load_yaml(typed, "t").value[0]["config"]["label"] == tuner_schema(home)["properties"]["label"]["const"]
+
+
+def test_hover_says_why_a_plugin_shows_no_config_keys(client, home):
+    """Three reasons, each from the files: a Python module that assigns no schema (the demo's echo), one
+    whose schema is computed when it runs, and a Node package (no ``dsh.python``)."""
+    modules = home / "profiles/web/node_modules/@demo"
+    (modules / "tuner/computed.py").write_text('"""Computes its schema."""\nschema = dict(type="object")\n')
+    manifest = json.loads((modules / "tuner/package.json").read_text())
+    manifest["dsh"]["python"]["@demo/tuner/computed"] = "computed.py"
+    (modules / "tuner/package.json").write_text(json.dumps(manifest))
+    layer = home / "profiles/web/cordis.patch.yml"
+    text = ("- insert:\n    - id: a\n      name: \"@demo/greeter/echo\"\n    - id: b\n"
+            "      name: \"@demo/tuner/computed\"\n    - id: c\n      name: \"@demo/assistant\"\n")
+    client.open(layer, text)
+    spec = importlib.util.spec_from_file_location("echo_under_test", modules / "greeter/echo.py")
+    echo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(echo)
+    assert not hasattr(echo, "schema") and not hasattr(echo, "Config")
+    assert "declares no config schema" in hover(client, layer, 2, 14)
+    assert "computed when the module runs" in hover(client, layer, 4, 14)
+    node = hover(client, layer, 6, 14)
+    assistant = json.loads((modules / "assistant/package.json").read_text())
+    assert "python" not in assistant["dsh"] and assistant["description"] in node and "a Node plugin" in node
