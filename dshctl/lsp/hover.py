@@ -23,9 +23,10 @@ def hover(path: Path, text: str, lines: list[str], line: int, column: int, diagn
         plugin = None if kind == fk.PRESET else plugin_config.hover_parts(path, text, lines, cur, preferred_profile)
         if config_path(lines, line, column) is not None:
             return _joined(parts + plugin)  # a key of the plugin's config: not one of the row's
-        parts += _about_key(kind, cur, lines) + (plugin or [])
+        parts += _about_key(kind, cur, lines)
         if cur.row_id is not None and kind != fk.PRESET and (cur.key is None or cur.key == "id" or cur.on_key):
             parts += _layers(path, text, cur, preferred_profile)
+        parts += plugin or []
     return _joined(parts)
 
 

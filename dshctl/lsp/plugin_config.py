@@ -70,7 +70,7 @@ def hover_parts(path: Path, text: str, lines: list[str], cur: Cursor, preferred:
         if prop is None:
             return []
         return [describe(".".join([*spot[1], cur.key]), prop, doc.schema) + f"\n\nconfig of `{doc.name}`"]
-    if cur.row_line is not None and (cur.key == "name" or (cur.key == "config" and cur.on_key)):
+    if cur.row_line is not None and (cur.key in ("name", "id") or (cur.key == "config" and cur.on_key)):
         doc = row_plugin(path, text, lines, cur.row_line, preferred)
         return [summary(doc)] if doc else []
     return None

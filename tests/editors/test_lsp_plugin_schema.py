@@ -114,6 +114,9 @@ def test_hover_on_a_bundle_rows_name_and_keys_reads_the_schema_without_running_t
     assert on_steps.startswith("`steps`: integer")
     assert f"≥ {steps['minimum']}" in on_steps and f"≤ {steps['maximum']}" in on_steps
     assert "config of `@demo/tuner`" in on_steps and "patches" not in on_steps
+    on_id = hover(client, layer, 7, len("- id: tu"))  # the patch entry's row: its layers, then its plugin
+    assert "row `tuned` in profile `web`:" in on_id and "**`@demo/tuner`** — tunes the demo's greeting." in on_id
+    assert on_id.index("row `tuned`") < on_id.index("**`@demo/tuner`**")
 
 
 def test_hover_on_a_shipped_plugins_key_shows_type_default_and_bounds(client, home):
