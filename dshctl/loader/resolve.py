@@ -36,6 +36,7 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/loop-guard": "dshctl.agents.loop.guard",
     "@dshctl/subagents": "dshctl.agents.subagents.plugin",
     "@dshctl/subagent-tools": "dshctl.agents.subagents.tool_row",
+    "@dshctl/subagent-tool": "dshctl.agents.subagents.delegation_row",
     "@dshctl/fs-tools": "dshctl.agents.tools.fs",
     "@dshctl/ask-user": "dshctl.agents.tools.ask",
     "@dshctl/tool-fs": "dshctl.agents.tools.file_tools",
