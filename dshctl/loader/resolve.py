@@ -37,6 +37,8 @@ SHIPPED_PLUGINS: dict[str, str] = {
     "@dshctl/subagents": "dshctl.agents.subagents.plugin",
     "@dshctl/subagent-tools": "dshctl.agents.subagents.tool_row",
     "@dshctl/subagent-tool": "dshctl.agents.subagents.delegation_row",
+    "@dshctl/agent-team": "dshctl.agents.teams.plugin",
+    "@dshctl/agent-team-tools": "dshctl.agents.teams.tool_row",
     "@dshctl/fs-tools": "dshctl.agents.tools.fs",
     "@dshctl/ask-user": "dshctl.agents.tools.ask",
     "@dshctl/tool-fs": "dshctl.agents.tools.file_tools",

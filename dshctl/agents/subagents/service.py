@@ -91,8 +91,8 @@ class SubagentRuntime:
 
     # ---- continuable ---------------------------------------------------------------------------
     async def start_continuable(self, spec: dict) -> dict:
-        """``spec``: ``provider``, ``label``, ``request`` (parent, prompt, agentOptions?, persona?,
-        toolFilter?, maxDepth?). Returns ``{childId, messageId}`` once the child's inbox accepted it."""
+        """``spec``: ``provider``, ``label``, ``childId?`` (a caller-chosen session id, as Agent Teams
+        records the member first), ``request`` (parent, prompt, agentOptions?, persona?, toolFilter?, maxDepth?). Returns ``{childId, messageId}`` once the child's inbox accepted it."""
         name, request = spec["provider"], spec["request"]
         provider = self._expect(name)
         if getattr(provider, "prepare_continuable", None) is None:
@@ -106,7 +106,7 @@ class SubagentRuntime:
                                           toolFilter=request.get("toolFilter"))
         created = await provider.prepare_continuable({"parent": request["parent"]})
         child = await create_child(request["parent"], request, descriptor, seed=created.get("seed"),
-                                   max_depth=request.get("maxDepth"))
+                                   max_depth=request.get("maxDepth"), child_id=spec.get("childId"))
         message = user_message(_blocks(request["prompt"]))
         self._activate(child, request["parent"].id, name, message)
         return {"childId": child.id, "messageId": message["id"]}

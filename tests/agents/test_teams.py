@@ -1,0 +1,93 @@
+"""Agent Teams end to end on the scripted model: the Lead makes a team of two, puts two tasks on the
+board and assigns them by letting each teammate claim its own; the teammates complete their tasks and
+report to the Lead through the mailbox (``followup_task``), and the Lead answers each report. Then the
+host restarts and the roster, the board and the mailbox's acknowledgements are read back from the Lead's
+log, by the service and by the model's own ``team_task_list``."""
+from __future__ import annotations
+
+import json
+
+from dshctl.agents.teams.fold import fold_team
+from tests.agents.subagent_helpers import call, notices, tool_results
+from tests.agents.team_helpers import team_home
+from tests.host.helpers import InProcess, run_async, until
+
+DOCS = '"subject":"Docs","description":"write docs","status":'
+TESTS = '"subject":"Tests","description":"write tests","status":'
+
+
+def member(name: str, task: str, view: str, delay: int) -> list[dict]:
+    return [
+        {"when": f"{name}: take {task}", "delayMs": delay,
+         "toolCalls": [call("team_task_update", {"task_id": task, "expected_revision": 1, "action": "claim"})]},
+        {"when": view + '"in_progress"',
+         "toolCalls": [call("team_task_update", {"task_id": task, "expected_revision": 2, "action": "complete"})]},
+        {"when": view + '"completed"',
+         "toolCalls": [call("followup_task", {"target": "lead", "message": f"{name} finished {task}"})]},
+        {"when": f"{name}-report", "text": f"{name} reported"},
+    ]
+
+
+REPLIES = [
+    {"when": "build the thing", "toolCalls": [
+        call("team_task_create", {"subject": "Docs", "description": "write docs", "write_scopes": ["docs"]}),
+        call("team_task_create", {"subject": "Tests", "description": "write tests", "write_scopes": ["tests"]})]},
+    {"when": '"subject":"Tests"', "toolCalls": [
+        call("spawn_teammate", {"name": "alpha", "description": "docs writer", "prompt": "alpha: take task-1"}),
+        call("spawn_teammate", {"name": "beta", "description": "test writer", "prompt": "beta: take task-2"})]},
+    {"when": '"name":"beta"', "text": "team started"},
+    *member("alpha", "task-1", DOCS, 300), *member("beta", "task-2", TESTS, 1500),
+    {"when": "from alpha:", "text": "ack alpha"},
+    {"when": "from beta:", "text": "ack beta"},
+    {"when": "after the restart", "toolCalls": [call("team_task_list", {}), call("list_agents", {})]},
+    *({"text": "noted"} for _ in range(6)),
+]
+
+
+def texts_of(agent) -> list[str]:
+    return [b["text"] for e in agent.session.events if e["type"] == "assistant/message"
+            for b in e["data"]["message"]["content"] if b["type"] == "text"]
+
+
+@run_async()
+async def test_a_team_of_two_works_the_board_reports_by_mail_and_is_read_back_after_a_restart(tmp_path):
+    # the report's reply keys on the followup result's status (its message id is random)
+    replies = [dict(r, when='"status":"accepted"') if r.get("when", "").endswith("-report") else r for r in REPLIES]
+    home = team_home(tmp_path, replies)
+    async with InProcess(home) as host:
+        lead = await host.root.get("agents").open()
+        lead.followup("build the thing")
+        await until(lambda: {"ack alpha", "ack beta"} <= set(texts_of(lead)) and len(notices(lead)) == 2
+                    and lead.status == "idle", what="both reports answered", timeout=30)
+        lead_id = lead.id
+        teams = host.root.get("agentTeams")
+        board = {t["id"]: (t["status"], t.get("ownerName")) for t in teams.list_tasks(lead)}
+        roster = {m["name"]: m["status"] for m in teams.list_members(lead)}
+        reports = [e["data"] for e in lead.session.events if e["type"] == "user/message"
+                   and e["data"]["source"]["kind"] == "team-message"]
+    assert board == {"task-1": ("completed", "alpha"), "task-2": ("completed", "beta")}
+    assert roster == {"lead": "idle", "alpha": "inactive", "beta": "inactive"}      # settled teammates leave
+    assert sorted(r["source"]["senderName"] for r in reports) == ["alpha", "beta"]
+    for report in reports:
+        name = report["source"]["senderName"]
+        assert report["content"][0]["text"] == f"Team message {report['source']['messageId']} from {name}:"
+        assert report["content"][1]["text"] in ("alpha finished task-1", "beta finished task-2")
+
+    async with InProcess(home) as host:
+        store = host.root.get("agents").store
+        stored = fold_team(lead_id, store.read(lead_id).events)
+        assert [(m["name"], m["phase"]) for m in stored.members.values()] == [("alpha", "active"), ("beta", "active")]
+        assert {t["id"]: t["revision"] for t in stored.tasks.values()} == {"task-1": 3, "task-2": 3}
+        assert len(stored.messages) == 2 and stored.delivered == set(stored.messages)
+        for m in stored.members.values():          # each teammate is a sub-agent session of the Lead
+            header = store.read(m["id"]).header
+            assert header["parentSession"] == lead_id and header["origin"] == "subagent"
+        lead = await host.root.get("agents").open(lead_id)
+        lead.followup("after the restart")
+        await lead.when_idle()
+        listing, members = tool_results(lead)[-2:]
+    tasks = json.loads(listing)["tasks"]
+    assert [(t["id"], t["status"], t["ownerName"], t["revision"]) for t in tasks] == [
+        ("task-1", "completed", "alpha", 3), ("task-2", "completed", "beta", 3)]
+    assert [(m["name"], m["status"]) for m in json.loads(members)] == [
+        ("lead", "running"), ("alpha", "inactive"), ("beta", "inactive")]
