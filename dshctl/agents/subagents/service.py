@@ -267,6 +267,22 @@ class SubagentRuntime:
         return {"kind": "child", "id": child_id, "mode": found["mode"], "label": found.get("label", ""),
                 "provider": found["provider"]}
 
+    def live_children(self) -> list[dict]:
+        """Every sub-agent live in this host now: ``{id, parent, label, provider, mode, model, state}``
+        (``state``: running, or idle while it waits for its next turn or for release)."""
+        llm = self.ctx.get("llm")
+        out = []
+        for agent in list(self.ctx.agents.live.values()):
+            header = agent.session.header or {}
+            if header.get("origin") != "subagent":
+                continue
+            found = descriptors.fold(agent.session.events[int(header.get("seedLength") or 0):]) or {}
+            out.append({"id": agent.id, "parent": header.get("parentSession"), "label": found.get("label", ""),
+                        "provider": found.get("provider"), "mode": found.get("mode"),
+                        "model": (agent.options or {}).get("model") or getattr(llm, "model", None),
+                        "state": agent.status})
+        return out
+
     # dsh's spellings, for plugins ported from TypeScript
     registerProvider, getProvider, startContinuable = register_provider, get_provider, start_continuable
     reportFrom, listChildren = report_from, list_children
