@@ -96,3 +96,54 @@ async def test_a_team_of_two_works_the_board_reports_by_mail_and_is_read_back_af
         ("task-1", "completed", "alpha", 3), ("task-2", "completed", "beta", 3)]
     assert [(m["name"], m["status"]) for m in json.loads(members)] == [
         ("lead", "running"), ("alpha", "inactive"), ("beta", "inactive")]
+
+
+def offered(llm, marker: str) -> set[str]:
+    """The tool names of the scripted model's requests whose last message contains ``marker``."""
+    from dshctl.agents.llm.script import _last_text
+    return {t["name"] for r in llm.requests if marker in _last_text(r.messages) for t in r.tools or []}
+
+
+@run_async()
+async def test_team_tools_are_offered_to_members_only_and_mail_for_a_settled_teammate_waits_for_it(tmp_path):
+    replies = [
+        {"when": "form a team", "toolCalls": [call("spawn_teammate", {"name": "gamma", "description": "helper",
+                                                                      "prompt": "gamma: stand by"})]},
+        {"when": "gamma: stand by", "text": "standing by"},
+        {"when": '"name":"gamma"', "toolCalls": [
+            call("subagent", {"description": "plain", "prompt": "plain-child", "run_in_background": False})]},
+        {"when": "plain-child", "text": "plain answer"},
+        {"when": "plain answer", "text": "spawned"},
+        {"when": "note it", "toolCalls": [call("send_message", {"target": "gamma", "message": "quiet-note"})]},
+        {"when": '"status":"queued"', "text": "noted for later"},
+        {"when": "wake gamma", "toolCalls": [call("followup_task", {"target": "gamma", "message": "wake-up-task"})]},
+        {"when": "wake-up-task", "text": "gamma got both"},
+        *({"text": "noted"} for _ in range(6)),
+    ]
+    home = team_home(tmp_path, replies)
+    async with InProcess(home) as host:
+        lead = await host.root.get("agents").open()
+        lead.followup("form a team")
+        await until(lambda: len(notices(lead)) == 1 and lead.status == "idle", what="gamma settles")
+        llm = host.root.get("llm")
+        assert {"spawn_teammate", "team_task_update", "wait_agent"} <= offered(llm, "form a team")
+        assert {"spawn_teammate", "followup_task", "team_task_list"} <= offered(llm, "gamma: stand by")
+        plain = offered(llm, "plain-child")
+        assert plain and not plain & {"spawn_teammate", "followup_task", "team_task_list", "list_agents"}
+        lead.followup("note it")
+        await until(lambda: "noted for later" in texts_of(lead) and lead.status == "idle", what="the quiet note")
+        lead_id = lead.id
+    async with InProcess(home) as host:
+        lead = await host.root.get("agents").open(lead_id)
+        assert [m["delivery"] for m in fold_team(lead_id, lead.session.events).pending_messages()] == ["quiet"]
+        lead.followup("wake gamma")
+        await until(lambda: len(notices(lead)) == 2 and lead.status == "idle", what="gamma settles again")
+        state = fold_team(lead_id, lead.session.events)
+        gamma = next(iter(state.members))
+        mail = [e["data"] for e in host.root.get("agents").store.read(gamma).events if e["type"] == "user/message"
+                and e["data"]["source"]["kind"] == "team-message"]
+        assert [m["content"][1]["text"] for m in mail] == ["quiet-note", "wake-up-task"]
+        assert len(state.messages) == 2
+        await until(lambda: fold_team(lead_id, lead.session.events).delivered == set(state.messages),
+                    what="both acknowledged")
+    assert "gamma got both" in [b["text"] for n in notices(lead) for b in n["content"]]

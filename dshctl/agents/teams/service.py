@@ -31,11 +31,18 @@ class TeamService:
         self.changes: dict[str, asyncio.Event] = {}     # team id -> set on its next change
         self.recovering: dict[str, asyncio.Task] = {}   # lead id -> its one recovery pass
         self.mailbox = Mailbox(self)
+        self.folds: dict[str, tuple] = {}                # lead id -> (log length, events, TeamState)
         ctx.on("agent/status", self._on_status)
 
     # ---- journal -------------------------------------------------------------------------------
     def state(self, root):
-        return fold_team(root.id, root.session.events)
+        """The Team folded from the Lead's log; cached per log length (the log only grows). Callers
+        never mutate it: every change is a new event."""
+        events = root.session.events
+        cached = self.folds.get(root.id)
+        if cached is None or cached[0] != len(events) or cached[1] is not events:
+            cached = self.folds[root.id] = (len(events), events, fold_team(root.id, events))
+        return cached[2]
 
     def lock(self, root) -> asyncio.Lock:
         return self.locks.setdefault(root.id, asyncio.Lock())

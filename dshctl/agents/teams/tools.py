@@ -107,10 +107,16 @@ class TeamTools:
                     "wait_agent": self.wait_agent, "interrupt_agent": self.interrupt_agent,
                     "team_task_create": self.team_task_create, "team_task_list": self.team_task_list,
                     "team_task_get": self.team_task_get, "team_task_update": self.team_task_update}
+        member = self.visible_to    # ordinary sub-agents and other non-members never see these tools
         return [Tool(name, DESCRIPTIONS[name], _answering(handler), TEAM_TOOL_PARAMETERS[name], dsh_arguments=True,
                      is_concurrency_safe=(lambda _a: True) if name in ("list_agents", "team_task_list",
-                                                                      "team_task_get") else None)
+                                                                      "team_task_get") else None,
+                     visible_to=member)
                 for name, handler in handlers.items()]
+
+    def visible_to(self, agent) -> bool:
+        teams = self.ctx.get("agentTeams")
+        return teams is not None and teams.try_membership(agent) is not None
 
 
 def _answering(handler):
