@@ -8,8 +8,10 @@ TEAM_ROWS = [{"id": "agent-team", "name": "@dshctl/agent-team"},
              {"id": "agent-team-tools", "name": "@dshctl/agent-team-tools"}]
 
 
-def team_home(tmp_path, replies, *, team_config: dict | None = None):
-    rows = [dict(TEAM_ROWS[0], config=team_config or {}), TEAM_ROWS[1]]
+def team_home(tmp_path, replies, *, team_config: dict | None = None, tools_config: dict | None = None,
+              extra_rows: list | None = None):
+    rows = [dict(TEAM_ROWS[0], config=team_config or {}), dict(TEAM_ROWS[1], config=tools_config or {}),
+            *(extra_rows or [])]
     return subagent_home(tmp_path, replies, tools_config={"control": False}, extra_rows=rows)
 
 
