@@ -2,8 +2,9 @@
 ``tool-subagent`` loaded once more under its own ``toolName``) carries its own child model. The parent,
 served over real HTTP by an OpenAI-compatible server on 127.0.0.1, starts five background children in one
 step, three on one model and two on the other; each child's request names its model, each child's log
-records it, and the parent answers from the five notices. ``subagent_fork`` in the background settles
-the same way."""
+records it, and the parent answers from the five notices. With a routed llm row (``provider: pro``,
+``route: true``) the ``pro`` children reach their own model server. ``subagent_fork`` in the background
+settles the same way."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,10 @@ from tests.agents.subagent_helpers import notices
 from tests.host.helpers import InProcess, make_home, run_async, until
 
 
-def rows(server) -> str:
+def rows(server, pro_server=None) -> str:
+    """``pro_server``: the ``pro`` children's own model server (a routed llm row, provider ``pro``);
+    without it they reach the default row's server under their model name."""
+    pro_options = {"model": "pro", **({"provider": "pro"} if pro_server else {})}
     out = [{"id": "tools", "name": "@dshctl/tools"},
            {"id": "agents", "name": "@dshctl/agents"},
            {"id": "llm", "name": "@dshctl/llm-openai",
@@ -23,7 +27,10 @@ def rows(server) -> str:
            {"id": "subagents", "name": "@dshctl/subagents"},
            {"id": "subagent-tools", "name": "@dshctl/subagent-tools", "config": {"agentOptions": {"model": "flash"}}},
            {"id": "subagent-pro", "name": "@dshctl/subagent-tool",
-            "config": {"toolName": "subagent_pro", "agentOptions": {"model": "pro"}}}]
+            "config": {"toolName": "subagent_pro", "agentOptions": pro_options}}]
+    if pro_server is not None:
+        out.append({"id": "llm-pro", "name": "@dshctl/llm-openai", "config": {
+            "baseUrl": pro_server.base_url, "model": "pro", "apiKey": "sk-test", "provider": "pro", "route": True}})
     return "".join(f"    - {json.dumps(row)}\n" for row in out)
 
 
@@ -58,10 +65,52 @@ def router(tasks: list[tuple[str, str]], parent_prompt: str):
     return route
 
 
+TASKS = [("subagent", "task-a1"), ("subagent", "task-a2"), ("subagent", "task-a3"),
+         ("subagent_pro", "task-b1"), ("subagent_pro", "task-b2")]
+
+
+@run_async()
+async def test_five_children_on_two_models_each_reach_their_own_model_server(tmp_path):
+    with SseServer() as server, SseServer() as pro_server:
+        server.route = pro_server.route = router(TASKS, "delegate five")
+        home = make_home(tmp_path, rows(server, pro_server))
+        async with InProcess(home) as host:
+            agent = await host.root.get("agents").open()
+            agent.followup("delegate five")
+            await until(lambda: len(notices(agent)) == 5 and agent.status == "idle", what="five notices", timeout=30)
+            store = host.root.get("agents").store
+            children = [i for i in store.list() if i.header.get("parentSession") == agent.id]
+            models = sorted(next(e["data"]["header"]["config"]["model"] for e in store.read(i.id).events
+                                 if e["type"] == "request/header") for i in children)
+        flash = [last_text(r) for r in server.requests if r["body"].get("tools")]
+        pro = [last_text(r) for r in pro_server.requests if r["body"].get("tools")]
+        pro_models = {r["body"]["model"] for r in pro_server.requests}
+    assert models == ["flash", "flash", "flash", "pro", "pro"]
+    assert sorted(t for t in pro if t.startswith("task-")) == ["task-b1", "task-b2"] and pro_models == {"pro"}
+    assert sorted(t for t in flash if t.startswith("task-")) == ["task-a1", "task-a2", "task-a3"]
+    assert "delegate five" in flash and "delegate five" not in pro      # the parent stays on its own row
+
+
+@run_async()
+async def test_a_provider_no_llm_row_serves_fails_that_child_and_says_which_row_is_missing(tmp_path):
+    with SseServer() as server:
+        server.route = router([("subagent_pro", "task-b1")], "delegate one")
+        text_rows = rows(server).replace('"agentOptions": {"model": "pro"}', '"agentOptions": {"model": "pro", "provider": "gone"}')
+        async with InProcess(make_home(tmp_path, text_rows)) as host:
+            agent = await host.root.get("agents").open()
+            agent.followup("delegate one")
+            await until(lambda: len(notices(agent)) == 1 and agent.status == "idle", what="the failed child's notice")
+            child = notices(agent)[0]["source"]["senderSessionId"]
+            logged = json.dumps(host.root.get("agents").store.read(child).events)
+    assert 'no llm row serves provider \\"gone\\"' in logged
+    texts = [b["text"] for b in notices(agent)[0]["content"]]
+    assert texts[0].endswith("failed before it finished.")
+    assert not any(last_text(r).endswith("task-b1") for r in server.requests)
+
+
 @run_async()
 async def test_five_children_on_two_models_reach_the_server_under_their_models(tmp_path):
-    tasks = [("subagent", "task-a1"), ("subagent", "task-a2"), ("subagent", "task-a3"),
-             ("subagent_pro", "task-b1"), ("subagent_pro", "task-b2")]
+    tasks = TASKS
     with SseServer() as server:
         server.route = router(tasks, "delegate five")
         home = make_home(tmp_path, rows(server))
