@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from dshctl.agents.teams import board
 from dshctl.agents.teams.board import TeamError
-from dshctl.agents.teams.fold import TaskGraphError, TeamLogError, TeamState, apply_event, check_task_graph, fold_team
+from dshctl.agents.teams.fold import (TaskGraphError, TeamLogError, TeamState, apply_event, check_task_graph,
+                                      check_whole_task_graph, fold_team)
 
 LEAD, ALPHA, BETA = "lead-session", "alpha-id", "beta-id"
 
@@ -33,9 +34,14 @@ def has_cycle(edges: dict[str, list[str]]) -> bool:
 
 @st.composite
 def graphs(draw):
+    """A valid current graph (each task blocked by earlier ones, or by the last task) and the last
+    task's new blockers, anything at all: only those can close a cycle."""
     n = draw(st.integers(1, 7))
     ids = [f"task-{i}" for i in range(1, n + 1)]
-    edges = {i: sorted(draw(st.sets(st.sampled_from(ids)))) for i in ids}
+    last = ids[-1]
+    edges = {tid: sorted(draw(st.sets(st.sampled_from([*ids[:i], last])))) if i < n - 1 or tid != last else []
+             for i, tid in enumerate(ids)}
+    edges[last] = sorted(draw(st.sets(st.sampled_from(ids))))
     return edges
 
 
@@ -44,18 +50,31 @@ def snapshot(tid: str, blockers: list[str]) -> dict:
             "blockedBy": blockers, "writeScopes": []}
 
 
-@settings(max_examples=300, deadline=None)
-@given(graphs())
-def test_the_dependency_check_refuses_exactly_the_cyclic_graphs(edges):
-    *rest, last = edges
-    current = {tid: snapshot(tid, edges[tid]) for tid in rest}
+def refusal(check, current, candidate):
     try:
-        check_task_graph(current, snapshot(last, edges[last]))
-        refused = False
+        check(current, candidate)
     except TaskGraphError as exc:
-        assert exc.violation == "cycle"
-        refused = True
-    assert refused == has_cycle(edges)
+        return exc.violation, str(exc)
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(graphs(), st.booleans())
+def test_the_dependency_check_refuses_exactly_the_cyclic_graphs(edges, delete_last):
+    *rest, last = edges
+    # a valid state: the last task's prior revision blocks on nothing (graphs() keeps the rest acyclic)
+    current = {**{tid: snapshot(tid, edges[tid]) for tid in rest}, last: snapshot(last, [])}
+    assert not has_cycle({**{tid: edges[tid] for tid in rest}, last: []})
+    candidate = dict(snapshot(last, edges[last]), revision=2)
+    if delete_last:
+        candidate = dict(snapshot(last, []), revision=2, status="deleted")
+    quick, whole = refusal(check_task_graph, current, candidate), refusal(check_whole_task_graph, current, candidate)
+    assert quick == whole                # the same verdict and the same words as the whole-graph check
+    if delete_last:
+        assert (whole is not None) == any(last in edges[tid] for tid in rest)
+    else:
+        assert (whole is not None) == has_cycle(edges)
+        assert whole is None or whole[0] == "cycle"
 
 
 ACTIONS = st.sampled_from(["claim", "release", "complete", "reopen", "reassign", "delete", "set_dependencies",
@@ -122,3 +141,17 @@ def test_a_revision_gap_or_a_foreign_team_is_handled_as_dsh_handles_it():
                                      for t in (first, gap))])
     foreign = {"type": "team/task", "data": {"version": 1, "teamId": "another-root", "task": gap}}
     assert fold_team(LEAD, [*events, foreign]).tasks == {}      # inherited by a fork: not this Team's
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: {**t, "colour": "red"},                 # an unknown key
+    lambda t: {**t, "revision": "1"},                 # a wrong type
+    lambda t: {**t, "status": "done"},                # not one of the statuses
+    lambda t: {k: v for k, v in t.items() if k != "subject"},   # a key missing
+    lambda t: {**t, "ownerId": ""},                   # an empty id
+])
+def test_a_payload_off_its_shape_is_refused(change):
+    state, events = team_with_members()
+    task = change(board.create(state, {"subject": "s", "description": "d"}, max_tasks=5))
+    with pytest.raises(TeamLogError, match="persisted Agent Teams team/task payload is invalid"):
+        fold_team(LEAD, [*events, {"type": "team/task", "data": {"version": 1, "teamId": LEAD, "task": task}}])

@@ -4,7 +4,8 @@ Records are selected by ``teamId`` (the Lead's session id), so Team events a for
 root stay out. Every ``team/member`` and ``team/task`` event is a whole snapshot: a member begins
 ``provisioning`` and moves once to ``active`` or ``failed``, never changing name, provider or context; a
 task begins at revision 1 and each later snapshot is the next revision. A message is queued once and
-delivered at most once, to the target it was queued for. A log that breaks these rules is refused
+delivered at most once, to the target it was queued for. Each payload has exactly its keys, of their
+types and enums (content blocks are not checked further). A log that breaks these rules is refused
 (``TeamLogError``), as dsh refuses it.
 """
 from __future__ import annotations
@@ -42,13 +43,71 @@ def fold_team(root_id: str, events: list[dict]) -> TeamState:
     return state
 
 
+_STR, _INT, _LIST = (str,), (int,), (list,)
+_NON_EMPTY = frozenset({"id", "ownerId", "senderId", "targetId"})
+# The whole shape of each payload (key: (types, required)), as dsh's strict schemas hold them.
+_SHAPES = {
+    "member": {"id": (_STR, True), "name": (_STR, True), "description": (_STR, True), "provider": (_STR, True),
+               "context": (_STR, True), "phase": (_STR, True), "error": (_STR, False)},
+    "task": {"id": (_STR, True), "revision": (_INT, True), "subject": (_STR, True), "description": (_STR, True),
+             "status": (_STR, True), "ownerId": (_STR, False), "blockedBy": (_LIST, True),
+             "writeScopes": (_LIST, True)},
+    "message": {"id": (_STR, True), "senderId": (_STR, True), "senderName": (_STR, True),
+                "targetId": (_STR, True), "delivery": (_STR, True), "content": (_LIST, True)},
+}
+_ENUMS = {("member", "context"): {"fresh", "fork"}, ("member", "phase"): {"provisioning", "active", "failed"},
+          ("task", "status"): {"pending", "in_progress", "completed", "deleted"},
+          ("message", "delivery"): {"quiet", "wakeup"}}
+_PAYLOAD = {"team/member": ("member",), "team/task": ("task",), "team/message/queued": ("message",),
+            "team/message/delivered": ("messageId", "targetId")}
+
+
+def _valid(kind: str, value) -> bool:
+    shape = _SHAPES[kind]
+    if not isinstance(value, dict) or not set(value) <= set(shape):
+        return False
+    for key, (types, required) in shape.items():
+        if key not in value:
+            if required:
+                return False
+            continue
+        item = value[key]
+        if not isinstance(item, types) or isinstance(item, bool) or (key in _NON_EMPTY and not item):
+            return False
+        if (kind, key) in _ENUMS and item not in _ENUMS[(kind, key)]:
+            return False
+    if kind == "task" and (value["revision"] < 1 or not all(isinstance(b, str) and b for b in value["blockedBy"])
+                           or not all(isinstance(w, str) for w in value["writeScopes"])):
+        return False
+    return True
+
+
+def _check_payload(kind: str, data: dict) -> None:
+    keys = _PAYLOAD[kind]
+    ok = set(data) == {"version", "teamId", *keys}
+    if ok and kind == "team/message/delivered":
+        ok = all(isinstance(data[k], str) and data[k] for k in keys)
+    elif ok:
+        ok = _valid(keys[0], data[keys[0]])
+    if not ok:
+        raise TeamLogError(f"persisted Agent Teams {kind} payload is invalid")
+
+
 def apply_event(state: TeamState, event: dict) -> None:
-    data = event.get("data") or {}
-    if data.get("teamId") != state.id:
-        return
-    if data.get("version") != 1:
-        raise TeamLogError(f"unsupported Agent Teams event version {data.get('version')}")
+    data = event.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("teamId"), str) or not data["teamId"]:
+        raise TeamLogError(f"persisted Agent Teams {event['type']} payload is invalid")
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise TeamLogError(f"persisted Agent Teams {event['type']} payload is invalid")
+    if version != 1:
+        if data["teamId"] != state.id:
+            return
+        raise TeamLogError(f"unsupported Agent Teams event version {version}")
     kind = event["type"]
+    _check_payload(kind, data)
+    if data["teamId"] != state.id:
+        return
     if kind == "team/member":
         _member(state, data["member"])
     elif kind == "team/task":
@@ -111,6 +170,35 @@ class TaskGraphError(TeamLogError):
 
 
 def check_task_graph(current: dict, candidate: dict) -> None:
+    """Whether ``candidate`` keeps the graph valid, given that ``current`` is (as every fold and board
+    state is): only the candidate's own edges can break it, so only they are walked. A break is then
+    worded by the whole-graph check, which names what dsh's check names."""
+    if _candidate_breaks(current, candidate):
+        check_whole_task_graph(current, candidate)
+        raise TaskGraphError(f'team task "{candidate["id"]}" breaks the task graph', "cycle")   # not reached
+
+
+def _candidate_breaks(current: dict, candidate: dict) -> bool:
+    cid = candidate["id"]
+    if candidate["status"] == "deleted":
+        return any(t["status"] != "deleted" and cid in t["blockedBy"] for tid, t in current.items() if tid != cid)
+    blockers = candidate["blockedBy"]
+    if cid in blockers or len(set(blockers)) != len(blockers):
+        return True
+    if any((current.get(b) or {"status": "deleted"})["status"] == "deleted" for b in blockers):
+        return True
+    seen, todo = set(), list(blockers)
+    while todo:                         # a new cycle must come back to the candidate
+        tid = todo.pop()
+        if tid == cid:
+            return True
+        if tid not in seen:
+            seen.add(tid)
+            todo.extend(current[tid]["blockedBy"] if tid in current else ())
+    return False
+
+
+def check_whole_task_graph(current: dict, candidate: dict) -> None:
     """The live tasks (all but ``deleted``) name live blockers, none twice, and form no cycle."""
     tasks = {**current, candidate["id"]: candidate}
     live = {tid: t for tid, t in tasks.items() if t["status"] != "deleted"}

@@ -16,7 +16,7 @@ from dshctl.agents.subagents import descriptor as descriptors
 
 from . import board
 from .board import TeamError, required_text
-from .fold import fold_team
+from .fold import TEAM_EVENTS, TeamState, apply_event
 from .mailbox import Mailbox
 
 MEMBER_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -36,13 +36,23 @@ class TeamService:
 
     # ---- journal -------------------------------------------------------------------------------
     def state(self, root):
-        """The Team folded from the Lead's log; cached per log length (the log only grows). Callers
-        never mutate it: every change is a new event."""
+        """The Team folded from the Lead's log. The log only grows, so the fold is kept per Lead and
+        only the events appended since the last call are applied (dsh refolds the whole log on every
+        call). Callers never mutate it: every change is a new event."""
         events = root.session.events
         cached = self.folds.get(root.id)
-        if cached is None or cached[0] != len(events) or cached[1] is not events:
-            cached = self.folds[root.id] = (len(events), events, fold_team(root.id, events))
-        return cached[2]
+        if cached is None or cached[1] is not events or cached[0] > len(events):
+            cached = (0, events, TeamState(root.id))
+        done, _, state = cached
+        try:
+            for event in events[done:]:
+                if event["type"] in TEAM_EVENTS:
+                    apply_event(state, event)
+        except Exception:
+            self.folds.pop(root.id, None)   # a refused log is refused again on the next read
+            raise
+        self.folds[root.id] = (len(events), events, state)
+        return state
 
     def lock(self, root) -> asyncio.Lock:
         return self.locks.setdefault(root.id, asyncio.Lock())
