@@ -25,7 +25,7 @@ def member(name: str, task: str, view: str, delay: int) -> list[dict]:
         {"when": view + '"completed"',
          "toolCalls": [call("followup_task", {"target": "lead", "message": f"{name} finished {task}"})]},
         # the report's answer keys on the followup result's status (its message id is random)
-        {"when": '"status":"accepted"', "text": f"{name} reported"},
+        {"when": '"status":"accepted"', "text": f"{name} reported", "delayMs": 300},   # the Lead reads first
     ]
 
 
