@@ -45,6 +45,12 @@ def print_status(doc: dict) -> None:
         _plain_rows(out, doc["rows"], 1)
     last = doc.get("last_reload")
     out.print("last reload: " + (last["summary"] if last else "none"), markup=False)
+    children = doc.get("subagents") or []
+    if children:
+        out.print(f"live sub-agents ({len(children)}):", markup=False)
+    for child in children:
+        out.print(f"  {child['id']}  {child['label'] or '-'}  {child['model'] or '-'}  {child['state']}  "
+                  f"(parent {child['parent']})", markup=False)
     for line in host["drift"] or ["running tree = files on disk = last-good record"]:
         out.print(line, markup=False)
 

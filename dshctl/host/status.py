@@ -1,7 +1,8 @@
 """The status document: running tree vs the files on disk vs the last-good record.
 
 Shape (``dshctl status --format json``): ``{"host": {...}, "rows": [{"id", "name", "state", "config",
-"children": [...]}, ...], "last_reload": {...} | null}``; ``host.drift`` says in words how the three
+"children": [...]}, ...], "last_reload": {...} | null, "subagents"?: [{"id", "parent", "label", "provider",
+"mode", "model", "state"}, ...]}`` (the live sub-agents, when an ``@dshctl/subagents`` row runs); ``host.drift`` says in words how the three
 trees compare, e.g. "reload failed at 12:03: old tree still running".
 """
 from __future__ import annotations
@@ -34,8 +35,19 @@ def host_status(host: "Host") -> dict:
         "trial": host.trials.pending.to_json() if host.trials.pending else None,
     }
     info["drift"] = drift(host, disk, good)
-    return {"host": info, "rows": host.loader.tree_snapshot() if host.loader else [],
-            "last_reload": host.last_reload.to_json() if host.last_reload else None}
+    doc = {"host": info, "rows": host.loader.tree_snapshot() if host.loader else [],
+           "last_reload": host.last_reload.to_json() if host.last_reload else None}
+    children = live_children(host)
+    if children is not None:
+        doc["subagents"] = children
+    return doc
+
+
+def live_children(host: "Host") -> list[dict] | None:
+    """The sub-agents live in this host now; None (no key in the document) without ``@dshctl/subagents``."""
+    root = getattr(host, "root", None)
+    lister = getattr(root.get("subagents") if root is not None else None, "live_children", None)
+    return lister() if lister is not None else None
 
 
 def _on_disk(host: "Host") -> dict:

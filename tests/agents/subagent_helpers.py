@@ -39,3 +39,9 @@ async def subagent_tool_texts(tmp_path, calls) -> list[str]:
         agent.followup("Work.")
         await agent.when_idle()
         return tool_results(agent)
+
+
+def notices(agent) -> list[dict]:
+    """The settlement notices ``agent`` received (user messages with source ``subagent-settled``)."""
+    return [e["data"] for e in agent.session.events if e["type"] == "user/message"
+            and e["data"]["source"]["kind"] == "subagent-settled"]

@@ -27,6 +27,12 @@ from typing import Any, AsyncIterator, Protocol
 
 LLM_SERVICE = "llm"          # the service name adapters provide and the agent loop injects
 
+
+def route_service(provider: str) -> str:
+    """The service an adapter row with ``route: true`` provides instead of ``llm``: the agents whose
+    ``provider`` option names it (a sub-agent's ``agentOptions.provider``) are served by that row."""
+    return f"{LLM_SERVICE}:{provider}"
+
 StreamChunk = dict[str, Any]
 Message = dict[str, Any]
 ContentBlock = dict[str, Any]

@@ -22,7 +22,7 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk
+from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk, route_service
 from dshctl.agents.llm.identity import USER_AGENT, harness_headers
 from dshctl.agents.llm.openai_wire import SseParser, Translator, http_error_code, request_body, retry_after_ms
 
@@ -37,6 +37,7 @@ schema = {
         "model": {"type": "string", "minLength": 1},
         "apiKey": {"type": ["string", "null"]},
         "provider": {"type": "string", "minLength": 1, "default": PROVIDER},
+        "route": {"type": "boolean", "default": False},   # serve only agents whose provider option names it
         "connectTimeoutMs": {"type": "integer", "minimum": 1, "default": 10_000},
         "readTimeoutMs": {"type": "integer", "minimum": 1, "default": 300_000},
         "apiKeyEnv": {"type": "string", "minLength": 1, "default": "DEEPSEEK_API_KEY"},
@@ -314,5 +315,5 @@ async def _aborted_within(abort: asyncio.Event | None, seconds: float) -> bool:
 
 def apply(ctx, config):
     model = OpenAiModel(config)
-    ctx.provide(LLM_SERVICE, model)
+    ctx.provide(route_service(model.provider) if config.get("route") else LLM_SERVICE, model)
     ctx.effect(lambda: model.aclose, "llm-openai: close the HTTP client")

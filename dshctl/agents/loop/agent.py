@@ -47,9 +47,10 @@ class Agent:
         if tools is None:
             return {}
         try:
-            return tools.view(self.tool_scope)
+            view = tools.view(self.tool_scope)
         except Exception:  # noqa: BLE001 - a scope that went away (preset unloaded) sees the global layer
-            return tools.view()
+            view = tools.view()
+        return {name: d for name, d in view.items() if getattr(d, "visible_to", None) is None or d.visible_to(self)}
 
     def restricted(self, name: str) -> bool:
         """Registered somewhere, yet not visible here: a preset or session rule hides it."""

@@ -37,8 +37,19 @@ class AgentLoop:
         self.max_parallel = config["maxParallelToolCalls"]
         self.scopes: dict[str, object] = {}     # agent id -> its fiber
 
-    def llm(self):
-        return self.ctx.llm
+    def llm(self, agent=None):
+        """The adapter for ``agent``: the ``llm`` row, or the routed row (``route: true``) that its
+        ``provider`` option names when that differs from the ``llm`` row's provider."""
+        default = self.ctx.llm
+        provider = ((agent.options or {}).get("provider") if agent is not None else None)
+        if not provider or provider == getattr(default, "provider", None):
+            return default
+        from dshctl.agents.llm.api import route_service
+        routed = self.ctx.get(route_service(provider))
+        if routed is None:
+            raise RuntimeError(f'no llm row serves provider "{provider}": add an llm row with provider: '
+                               f'{provider} and route: true, or drop the provider option')
+        return routed
 
     def tools_of(self, agent) -> list:
         from dshctl.agents.tools.definition import as_tool

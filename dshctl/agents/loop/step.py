@@ -46,7 +46,7 @@ async def run_step(agent, turn: int, step: int) -> dict | None:
 async def build_request(agent, turn: int, step: int) -> GenerateOptions:
     """The call config through ``agent/request``; a changed header is logged before it is used."""
     from dshctl.agents.session.history import canonical_header
-    llm = agent.loop.llm()
+    llm = agent.loop.llm(agent)
     base = {"provider": llm.provider, "model": agent.options.get("model") or llm.model}
     if agent.options.get("maxTokens"):
         base["maxTokens"] = int(agent.options["maxTokens"])
@@ -75,7 +75,7 @@ async def build_request(agent, turn: int, step: int) -> GenerateOptions:
 
 async def stream_reply(agent, options: GenerateOptions, turn: int, step: int) -> tuple[list, list]:
     """Every chunk is logged as it arrives; an abort keeps the delivered text as an interrupted message."""
-    llm = agent.loop.llm()
+    llm = agent.loop.llm(agent)
     chunks, seqs = [], []
     budget = _ReplyBudget(getattr(agent.loop, "config", {}))
     stream = await waterfall(agent.ctx, "llm/stream", options, default=lambda: llm.stream(options))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 import time as _time
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,7 @@ class SessionLog:
         self._lock_fd = lock_fd
         self._durable = len(events)       # events[:durable] are on disk
         self.listeners: list = []         # fn(event), called after each accepted append
+        self._commit_lock = threading.Lock()
 
     @property
     def id(self) -> str:
@@ -106,13 +108,16 @@ class SessionLog:
         return event
 
     def commit(self) -> int:
-        """Write the pending events as one durable batch; returns how many were written."""
-        batch = self.events[self._durable:]
-        if not batch:
-            return 0
-        writer.append_durably(self.path, writer.encode_batch(batch, self.compression, self.pack_chunks))
-        self._durable = len(self.events)
-        return len(batch)
+        """Write the pending events as one durable batch; returns how many were written. Serialized: the
+        loop commits from a worker thread while the event loop may append (and a Team event commits)."""
+        with self._commit_lock:
+            end = len(self.events)
+            batch = self.events[self._durable:end]
+            if not batch:
+                return 0
+            writer.append_durably(self.path, writer.encode_batch(batch, self.compression, self.pack_chunks))
+            self._durable = end     # events appended during the write stay pending
+            return len(batch)
 
     def close(self) -> None:
         """Commit what is pending and release the writer lock; idempotent."""

@@ -84,14 +84,14 @@ def _pin_policies(parent, log) -> None:
 
 
 async def create_child(parent, request: dict, descriptor: dict, *, seed: list[dict] | None = None,
-                       max_depth: int | None = None):
+                       max_depth: int | None = None, child_id: str | None = None):
     """A new child agent, live in the parent's ``agents`` registry, its log durable before it runs."""
     depth = resolve_child_depth(parent, max_depth)
     registry = parent.ctx.agents
     if registry.factory is None:
         raise RuntimeError("no agent loop is running to host the subagent")
     header = parent.session.header or {}
-    log = registry.store.create(cwd=header.get("cwd"), session_id=str(uuid.uuid4()),
+    log = registry.store.create(cwd=header.get("cwd"), session_id=child_id or str(uuid.uuid4()),
                                 parent_session=parent.id, origin="subagent", delegation_depth=depth,
                                 seed_length=len(seed) if seed else None)
     try:

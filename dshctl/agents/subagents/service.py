@@ -91,8 +91,8 @@ class SubagentRuntime:
 
     # ---- continuable ---------------------------------------------------------------------------
     async def start_continuable(self, spec: dict) -> dict:
-        """``spec``: ``provider``, ``label``, ``request`` (parent, prompt, agentOptions?, persona?,
-        toolFilter?, maxDepth?). Returns ``{childId, messageId}`` once the child's inbox accepted it."""
+        """``spec``: ``provider``, ``label``, ``childId?`` (a caller-chosen session id, as Agent Teams
+        records the member first), ``request`` (parent, prompt, agentOptions?, persona?, toolFilter?, maxDepth?). Returns ``{childId, messageId}`` once the child's inbox accepted it."""
         name, request = spec["provider"], spec["request"]
         provider = self._expect(name)
         if getattr(provider, "prepare_continuable", None) is None:
@@ -106,7 +106,7 @@ class SubagentRuntime:
                                           toolFilter=request.get("toolFilter"))
         created = await provider.prepare_continuable({"parent": request["parent"]})
         child = await create_child(request["parent"], request, descriptor, seed=created.get("seed"),
-                                   max_depth=request.get("maxDepth"))
+                                   max_depth=request.get("maxDepth"), child_id=spec.get("childId"))
         message = user_message(_blocks(request["prompt"]))
         self._activate(child, request["parent"].id, name, message)
         return {"childId": child.id, "messageId": message["id"]}
@@ -266,6 +266,22 @@ class SubagentRuntime:
             return {"kind": "diagnostic", "id": child_id, "reason": "unsupported"}
         return {"kind": "child", "id": child_id, "mode": found["mode"], "label": found.get("label", ""),
                 "provider": found["provider"]}
+
+    def live_children(self) -> list[dict]:
+        """Every sub-agent live in this host now: ``{id, parent, label, provider, mode, model, state}``
+        (``state``: running, or idle while it waits for its next turn or for release)."""
+        llm = self.ctx.get("llm")
+        out = []
+        for agent in list(self.ctx.agents.live.values()):
+            header = agent.session.header or {}
+            if header.get("origin") != "subagent":
+                continue
+            found = descriptors.fold(agent.session.events[int(header.get("seedLength") or 0):]) or {}
+            out.append({"id": agent.id, "parent": header.get("parentSession"), "label": found.get("label", ""),
+                        "provider": found.get("provider"), "mode": found.get("mode"),
+                        "model": (agent.options or {}).get("model") or getattr(llm, "model", None),
+                        "state": agent.status})
+        return out
 
     # dsh's spellings, for plugins ported from TypeScript
     registerProvider, getProvider, startContinuable = register_provider, get_provider, start_continuable

@@ -14,8 +14,9 @@ from dshctl.agents.tools.definition import Tool, error_result, text_result
 
 from . import outcome
 from .child import SubagentDepthError
-from .schemas import (INTERRUPT_AGENT_PARAMETERS, LIST_AGENTS_PARAMETERS, SEND_MESSAGE_PARAMETERS,
-                      SUBAGENT_FORK_PARAMETERS, SUBAGENT_PARAMETERS)
+from .schemas import (CONTINUABLE_BACKGROUND, FORK_PROMPT, FRESH_PROMPT, INTERRUPT_AGENT_PARAMETERS,
+                      LIST_AGENTS_PARAMETERS, ONE_SHOT_BACKGROUND, SEND_MESSAGE_PARAMETERS, SUBAGENT_FORK_PARAMETERS,
+                      SUBAGENT_PARAMETERS, delegation_parameters)
 from .service import SubagentError
 
 FRESH = ("Delegate a self-contained task to a subagent (a separate agent working in its own context) for "
@@ -33,6 +34,7 @@ class DelegationTool:
     def __init__(self, ctx, config: dict):
         self.ctx, self.config = ctx, config
         self.continuable = config.get("backgroundMode") == "continuable"
+        self.background_enabled = config.get("enableRunInBackground", True) is not False
 
     def request(self, args: dict, run) -> dict:
         out = {"label": args["description"], "prompt": [{"type": "text", "text": args["prompt"]}],
@@ -46,17 +48,19 @@ class DelegationTool:
         if run.agent is None or getattr(run.agent, "session", None) is None:
             return error_result("subagent tool requires a calling agent", "SUBAGENT_NO_PARENT")
         background = args.get("run_in_background")
-        background = self.continuable if background is None else background is True
+        if not self.background_enabled and background is True:
+            return error_result("run_in_background is disabled for this tool instance (enableRunInBackground: "
+                                "false)", "BACKGROUND_DISABLED")
+        background = self.continuable if background is None or not self.background_enabled else background is True
         request = self.request(args, run)
         subagents = self.ctx.subagents
         try:
-            if background and self.continuable:
+            if background:
+                # a one-shot tool's background call runs as a continuable child too: dshctl has no job
+                # table for sub-agents, and the settlement notice is how a background result comes back
                 started = await subagents.start_continuable({"provider": self.config["provider"],
                                                              "label": args["description"], "request": request})
                 return text_result(f"started subagent {started['childId']}")
-            if background:
-                return error_result("background one-shot subagents need a jobs service for subagents, which "
-                                    "dshctl does not have yet: call without run_in_background", "JOBS_UNAVAILABLE")
             subagent_run = await subagents.start(self.config["provider"], request)
         except _FAILURES as exc:
             return error_result(str(exc), _code(exc))
@@ -71,9 +75,13 @@ class DelegationTool:
 
     def tool(self, name: str) -> Tool:
         fork = self.config["provider"] == "fork"
-        return Tool(name, FORKED if fork else FRESH, self.execute,
-                    SUBAGENT_FORK_PARAMETERS if fork else SUBAGENT_PARAMETERS,
-                    is_concurrency_safe=lambda _a: True)
+        if not self.background_enabled:
+            parameters = delegation_parameters(FORK_PROMPT if fork else FRESH_PROMPT, None)
+        elif self.continuable:
+            parameters = SUBAGENT_PARAMETERS if not fork else delegation_parameters(FORK_PROMPT, CONTINUABLE_BACKGROUND)
+        else:
+            parameters = SUBAGENT_FORK_PARAMETERS if fork else delegation_parameters(FRESH_PROMPT, ONE_SHOT_BACKGROUND)
+        return Tool(name, FORKED if fork else FRESH, self.execute, parameters, is_concurrency_safe=lambda _a: True)
 
 
 def control_tools(ctx) -> list[Tool]:

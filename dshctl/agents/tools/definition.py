@@ -29,6 +29,9 @@ class Tool:
     # Bad arguments are told in dsh's words (``invalid arguments: missing required property "x"``), for the
     # tools that carry dsh's names; dshctl's own keep the JSON-schema validator's text.
     dsh_arguments: bool = False
+    # Which agents see the tool at all (dsh registers such tools in those agents' own scopes, e.g. the
+    # Agent Teams tools for Team members only). None: every agent that sees the registry's layer.
+    visible_to: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
         from .schemas import DSH_PARAMETER_SCHEMAS   # a dsh schema: the tool is one of dsh's
