@@ -37,8 +37,9 @@ def check_preset(state, preset: str | None) -> None:
     roster_of(state, None, False, strict=False).require(preset)
 
 
-def usage_line(usage: dict | None) -> str | None:
-    """One turn's tokens, as ``tokens in N, out M`` (+ cache hits, reasoning) — None without usage."""
+def usage_line(usage: dict | None, prices: dict | None = None) -> str | None:
+    """One turn's tokens, as ``tokens in N, out M`` (+ cache hits, reasoning, and the cost when the llm
+    row sets prices) — None without usage."""
     if not usage:
         return None
     parts = [f"tokens in {usage.get('inputTokens', 0)}", f"out {usage.get('outputTokens', 0)}"]
@@ -46,7 +47,17 @@ def usage_line(usage: dict | None) -> str | None:
         parts.append(f"cache hits {usage['cacheReadTokens']}")
     if usage.get("reasoningTokens"):
         parts.append(f"reasoning {usage['reasoningTokens']}")
+    if prices:
+        parts.append(f"cost {cost_of(usage, prices):.6f} {prices.get('currency', 'USD')}")
     return ", ".join(parts)
+
+
+def cost_of(usage: dict, prices: dict) -> float:
+    """The price of ``usage`` at ``prices`` per million tokens: cache misses at ``input``, cache hits at
+    ``cacheHit`` (else ``input``), completion tokens (reasoning among them) at ``output``."""
+    hit = prices.get("cacheHit", prices["input"])
+    return (usage.get("inputTokens", 0) * prices["input"] + usage.get("cacheReadTokens", 0) * hit
+            + usage.get("outputTokens", 0) * prices["output"]) / 1_000_000
 
 
 def add_usage(total: dict, usage: dict | None) -> None:

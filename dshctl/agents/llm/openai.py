@@ -22,7 +22,9 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk
+from dshctl.agents.llm.api import (
+    LLM_SERVICE, PRICES_SCHEMA, GenerateOptions, LlmError, LlmFailure, StreamChunk, plain_prices,
+)
 from dshctl.agents.llm.identity import USER_AGENT, harness_headers
 from dshctl.agents.llm.openai_wire import SseParser, Translator, http_error_code, request_body, retry_after_ms
 
@@ -46,6 +48,7 @@ schema = {
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
         "harnessHeaders": {"type": "boolean"},   # no default here: llm-deepseek turns it on
         "inputModalities": {"type": "array", "minItems": 1, "items": {"enum": ["text", "image"]}},
+        "prices": PRICES_SCHEMA,
         "retry": {
             "type": "object",
             "default": {},
@@ -89,6 +92,7 @@ class OpenAiModel:
         self._headers = dict(config.get("headers") or {})
         self.max_tokens = config.get("maxTokens")
         self.config_modalities = config.get("inputModalities")
+        self.prices = plain_prices(config.get("prices"))
         self.harness_headers = bool(config.get("harnessHeaders"))
         self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
                       **(config.get("retry") or {})}
