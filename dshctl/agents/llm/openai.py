@@ -326,9 +326,8 @@ class _AbortableLines:
         try:
             return await anext(self.lines, None)
         except asyncio.CancelledError:
-            if not self._fired:
-                raise
-            self._task.uncancel()
+            if not self._fired or self._task.uncancel() > 0:
+                raise         # not ours, or someone else cancelled the task as well: theirs stands
             raise _Aborted() from None
         finally:
             self._reading = False
