@@ -90,10 +90,20 @@ def test_the_turns_cost_is_shown_when_the_llm_row_sets_prices(tmp_path):
         # 1,000 misses at 0.28 + 200 hits at 0.028 + 300 out at 0.42, per million tokens
         assert ("(tokens in 1000, out 300, cache hits 200, reasoning 100, cost 0.000412 USD)"
                 in priced.stderr), priced.stderr
+        shown = show(home, session_of(priced))        # at the prices the host last applied
+        assert "1000 in / 300 out tokens, cost 0.000412 USD)" in shown, shown
         write(user_file(home), row)
         plain = agent(home, "run", "hi", cwd=tmp_path)
         assert plain.returncode == 0 and "(tokens in 1000, out 300, cache hits 200, reasoning 100)\n" in plain.stderr
         assert "cost" not in plain.stderr
+        assert "1000 in / 300 out tokens)" in show(home, session_of(priced))   # no prices now: no cost
+
+
+def show(home, session: str) -> str:
+    done = subprocess.run([DSHCTL, "--home", str(home), "session", "show", "--profile", "p", session],
+                          capture_output=True, text=True, timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_prices_are_checked_against_the_rows_schema(tmp_path):

@@ -48,16 +48,9 @@ def usage_line(usage: dict | None, prices: dict | None = None) -> str | None:
     if usage.get("reasoningTokens"):
         parts.append(f"reasoning {usage['reasoningTokens']}")
     if prices:
+        from dshctl.cli.session_prices import cost_of
         parts.append(f"cost {cost_of(usage, prices):.6f} {prices.get('currency', 'USD')}")
     return ", ".join(parts)
-
-
-def cost_of(usage: dict, prices: dict) -> float:
-    """The price of ``usage`` at ``prices`` per million tokens: cache misses at ``input``, cache hits at
-    ``cacheHit`` (else ``input``), completion tokens (reasoning among them) at ``output``."""
-    hit = prices.get("cacheHit", prices["input"])
-    return (usage.get("inputTokens", 0) * prices["input"] + usage.get("cacheReadTokens", 0) * hit
-            + usage.get("outputTokens", 0) * prices["output"]) / 1_000_000
 
 
 def add_usage(total: dict, usage: dict | None) -> None:
