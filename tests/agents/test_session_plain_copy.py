@@ -52,3 +52,26 @@ def test_shared_and_cyclic_references_are_refused_as_before():
     with pytest.raises(NotPlain, match=r"data\.x is -0\.0"):
         plain_copy({"x": -0.0})
     assert math.copysign(1.0, plain_copy({"x": 0.0})["x"]) == 1.0
+
+
+_CHUNKS = st.fixed_dictionaries({"turn": st.one_of(st.integers(0, 3), st.booleans(), st.just(1.0)),
+                                 "step": st.integers(0, 3),
+                                 "chunk": st.one_of(st.dictionaries(st.sampled_from(["type", "index", "text", "id"]),
+                                                                    _SCALARS, max_size=4),
+                                                    st.just([1]))},
+                                optional={"extra": st.integers()})
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CHUNKS)
+def test_the_chunk_fast_path_builds_what_build_event_builds(data):
+    from dshctl.agents.session.log import _plain_chunk_event, build_event
+    from dshctl.agents.session.validate import EventRejected
+    fast = _plain_chunk_event(data, 7, 1000)
+    try:
+        full = build_event("assistant/chunk", data, 7, 1000, {})
+    except EventRejected:
+        full = None
+    if fast is not None:
+        assert fast == full and dumps(fast) == dumps(full)
+        assert fast["data"]["chunk"] is not data["chunk"]

@@ -68,6 +68,33 @@ def build_event(type: str, data: Any, seq: int, now: int, extra: dict) -> dict:
     return event
 
 
+_SCALARS = (str, int, bool, type(None))
+
+
+def _plain_chunk_event(data: Any, seq: int, now: int) -> dict | None:
+    """Half of a turn's events are streamed chunks ``{turn, step, chunk: {type, …scalars}}``: such a one
+    is copied and checked here in one pass (what ``build_event`` would make of it, with the open step
+    checked by ``LogTrace.plain_chunk``); None sends anything else through ``build_event``."""
+    if type(data) is not dict or len(data) != 3:
+        return None
+    copy: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("turn", "step"):
+            if type(value) is not int:
+                return None
+            copy[key] = value
+        elif key == "chunk" and type(value) is dict and type(value.get("type")) is str:
+            inner = {}
+            for k, v in value.items():
+                if type(k) is not str or type(v) not in _SCALARS:
+                    return None
+                inner[k] = v
+            copy[key] = inner
+        else:
+            return None
+    return {"type": "assistant/chunk", "seq": seq, "time": now, "data": copy}
+
+
 class SessionLog:
     def __init__(self, path: Path, header: dict, events: list[dict], *, compression: str,
                  pack_chunks: bool, trace: LogTrace, lock_fd: int | None):
@@ -98,8 +125,10 @@ class SessionLog:
         if self._lock_fd is None:
             raise EventRejected(f"session {self.id} is closed")
         now = max(int(_time.time() * 1000), self.events[-1]["time"] if self.events else 0)
-        event = build_event(type, data, len(self.events), now, extra)
-        self._trace.accept(self._trace.check(event))
+        event = _plain_chunk_event(data, len(self.events), now) if type == "assistant/chunk" and not extra else None
+        if event is None or not self._trace.plain_chunk(event):
+            event = build_event(type, data, len(self.events), now, extra)
+            self._trace.accept(self._trace.check(event))
         self.events.append(event)
         for listener in list(self.listeners):
             listener(event)
