@@ -11,7 +11,9 @@ process, so ``time.process_time()`` of this process is the client's CPU alone, e
 - ``adapter, client per request``: the same with a new client (and CA bundle) per request, as before;
 - ``host turn``: a whole turn on a host booted in process (``@dshctl/agents``, ``@dshctl/agent-loop``,
   ``@dshctl/llm-openai``, ``@dshctl/tool-todo``): the loop, the session log (appends, commits), the tool
-  pipeline and the adapter.
+  pipeline and the adapter;
+- ``interleaved``: the minimal loop's two requests and a host turn alternated turn by turn on one server
+  and one event loop, so the load of a shared machine weighs on both alike; the ratio per run is printed.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -138,6 +141,40 @@ async def host_turns(base_url: str, turns: int) -> float:
             await host.shutdown()
 
 
+async def interleaved(base_url: str, turns: int) -> tuple[float, float]:
+    """The minimal loop's two requests and a host turn, alternated turn by turn in one event loop, so a
+    busy machine slows both alike: (minimal, host) CPU in total over the turns after the first."""
+    from dshctl.host.hostlog import HostLog
+    from dshctl.host.runner import Host, HostOptions
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": True}).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        host = Host(HostOptions(home=host_home(Path(tmp), base_url), profile="bench", watch=False,
+                                module_reload=False), HostLog("json", stream=io.StringIO()))
+        await host.boot()
+        spent = [0.0, 0.0]
+        try:
+            agents = host.root.get("agents")
+            async with httpx.AsyncClient() as client:
+                for n in range(turns):
+                    start = time.process_time()
+                    for _ in range(2):
+                        async with client.stream("POST", f"{base_url}/chat/completions", content=body,
+                                                 headers={"Content-Type": "application/json"}) as resp:
+                            async for _line in resp.aiter_lines():
+                                pass
+                    middle = time.process_time()
+                    agent = await agents.open(cwd=tmp)
+                    opened = time.process_time()
+                    agent.followup("read three files")
+                    await agent.when_idle()
+                    if n:
+                        spent[0] += middle - start
+                        spent[1] += time.process_time() - opened
+        finally:
+            await host.shutdown()
+    return spent[0], spent[1]
+
+
 def measure(turns: int) -> dict[str, float]:
     out = {}
     for label, run in (("minimal httpx loop", lambda url: minimal(url, turns)),
@@ -146,6 +183,10 @@ def measure(turns: int) -> dict[str, float]:
                        ("host turn (loop, log, tools, adapter)", lambda url: host_turns(url, turns))):
         with Server(turns + 1) as server:
             out[label] = asyncio.run(run(server.base_url)) / turns * 1000
+    with Server(2 * turns + 1) as server:
+        mini, whole = asyncio.run(interleaved(server.base_url, turns))
+    out["interleaved: minimal"] = mini / (turns - 1) * 1000
+    out["interleaved: host turn"] = whole / (turns - 1) * 1000
     return out
 
 
@@ -160,6 +201,9 @@ def main() -> None:
     for label in runs[0]:
         best = min(r[label] for r in runs)
         print(f"  {label:<40} {best:7.2f} ms   {best / base:5.1f}x minimal")
+    ratios = sorted(r["interleaved: host turn"] / r["interleaved: minimal"] for r in runs)
+    print(f"  host turn / minimal, interleaved turn by turn: {', '.join(f'{x:.2f}' for x in ratios)} "
+          f"(target <= 2); load {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -71,3 +71,44 @@ def test_an_unknown_preset_is_refused_before_any_turn(tmp_path):
     assert chat.returncode == 0, chat.stderr
     assert 'preset "bogus" not found' in chat.stdout and "keeping no preset" in chat.stdout
     assert "fine" in chat.stdout
+
+
+def test_the_turns_cost_is_shown_when_the_llm_row_sets_prices(tmp_path):
+    home = home_with(tmp_path, [{"text": "a"}])
+    with SseServer() as server:
+        usage = {"prompt_tokens": 1_200, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 200},
+                 "completion_tokens_details": {"reasoning_tokens": 100}}
+        server.script = [Sse([chunk({"role": "assistant", "content": "priced"}), chunk(finish="stop"),
+                              chunk(usage=usage), "[DONE]"]),
+                         Sse([chunk({"role": "assistant", "content": "unpriced"}), chunk(finish="stop"),
+                              chunk(usage=usage), "[DONE]"])]
+        row = (f"- id: llm\n  disabled: true\n- insert:\n    - id: real\n      name: '@dshctl/llm-openai'\n"
+               f"      config:\n        baseUrl: '{server.base_url}'\n        model: m\n")
+        write(user_file(home), row + "        prices: {input: 0.28, output: 0.42, cacheHit: 0.028}\n")
+        priced = agent(home, "run", "hi", cwd=tmp_path)
+        assert priced.returncode == 0, priced.stderr
+        # 1,000 misses at 0.28 + 200 hits at 0.028 + 300 out at 0.42, per million tokens
+        assert ("(tokens in 1000, out 300, cache hits 200, reasoning 100, cost 0.000412 USD)"
+                in priced.stderr), priced.stderr
+        shown = show(home, session_of(priced))        # at the prices the host last applied
+        assert "1000 in / 300 out tokens, cost 0.000412 USD)" in shown, shown
+        write(user_file(home), row)
+        plain = agent(home, "run", "hi", cwd=tmp_path)
+        assert plain.returncode == 0 and "(tokens in 1000, out 300, cache hits 200, reasoning 100)\n" in plain.stderr
+        assert "cost" not in plain.stderr
+        assert "1000 in / 300 out tokens)" in show(home, session_of(priced))   # no prices now: no cost
+
+
+def show(home, session: str) -> str:
+    done = subprocess.run([DSHCTL, "--home", str(home), "session", "show", "--profile", "p", session],
+                          capture_output=True, text=True, timeout=WAIT_S)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_prices_are_checked_against_the_rows_schema(tmp_path):
+    home = home_with(tmp_path, [{"text": "a"}])
+    write(user_file(home), "- id: llm\n  config:\n    prices: {input: -1}\n")
+    bad = agent(home, "run", "hi", cwd=tmp_path)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "prices" in bad.stderr, bad.stderr

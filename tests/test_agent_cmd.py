@@ -137,9 +137,14 @@ def test_the_demo_home_answers_with_one_tool_call(tmp_path):
     assert result.returncode == 0, result.stderr
     events, done = events_of(result.stdout)
     calls = [e["data"] for e in events if e["type"] == "tool/call"]
-    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("read_file", {"path": "notes.md"})]
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("read", {"file_path": "notes.md"})]
     [tool_result] = [e for e in events if e["type"] == "tool/result"]
-    assert "# Demo notes" in tool_result["data"]["message"]["content"][0]["content"][0]["text"]
+    text = tool_result["data"]["message"]["content"][0]["content"][0]["text"]
+    notes = home / "profiles/web/node_modules/@demo/assistant/workspace/notes.md"
+    assert text.startswith(f"<path>{notes.resolve()}</path>\n<type>file</type>\n<content>\n1: # Demo notes")
+    [header] = [e["data"]["header"] for e in events if e["type"] == "request/header"]
+    offered = {tool["name"] for tool in header["tools"]}
+    assert {"read", "read_image", "glob", "grep"} <= offered and not offered & {"write", "edit", "read_file"}
     assert done["reason"] == {"kind": "completed"}
 
 

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, command_group, effective
+from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, command_group, effective
 from dshctl.cli.common import complete_presets
 
 PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="Agent preset for the session.", autocompletion=complete_presets,
@@ -27,10 +27,6 @@ ApprovalOpt = Annotated[Optional[str], typer.Option(
     "--approval", help="Approval policy for the session: ask (a prompt; nobody to answer = refused) or "
                        "never (refuse every call that needs approval).", show_default=False)]
 
-# turn/end reason -> exit code of `agent run`
-EXIT_BY_REASON = {"completed": 0, "max-tokens": 0, "blocked": 4, "aborted": 130, "error": 1}
-
-
 def register(app: typer.Typer) -> None:
     group = command_group("Run the profile's agent: one turn, or an interactive chat.")
     group.command("run")(run)
@@ -49,37 +45,11 @@ def run(ctx: typer.Context, prompt: Annotated[str, typer.Argument(help="What to 
 
     Example: dshctl agent run --profile web 'What do the workspace notes say?'
     """
-    import asyncio
+    from dshctl.cli import agent_run
 
-    from dshctl.cli.agent_options import check_preset, pick_session
-    from dshctl.cli.agent_view import TurnPrinter, working_directory
-    check_format(fmt)
-    s = effective(ctx, home, profile)
-    session = pick_session(s, session, continue_last)
-    check_preset(s, preset)
-    printer = TurnPrinter(json_lines=fmt == "json")
-    printer.show_reasoning = show_reasoning
-    # cwd: a new session's workspace is where the agent was started (dsh's tools work there)
-    request = {"prompt": prompt, "session": session, "preset": preset, "model": model,
-               "cwd": working_directory(), "permissions": permissions, "approval": approval}
-    reason = asyncio.run(_run_once(s, request, printer))
-    raise typer.Exit(exit_code(reason))
-
-
-def exit_code(reason: dict | None) -> int:
-    kind = (reason or {}).get("kind")
-    if kind == "aborted" and (reason.get("reason") or {}).get("kind") == "hook":
-        return 4   # a plugin stopped it (loop-guard, a turn-stopping listener): like a rejection
-    return EXIT_BY_REASON.get(kind, 1)
-
-
-async def _run_once(s, request: dict, printer) -> dict | None:
-    from dshctl.cli.agent_link import connect, drive_turn
-    link = await connect(s.home, s.profile)
-    try:
-        return await drive_turn(link, request, printer)
-    finally:
-        await link.close()
+    raise typer.Exit(agent_run.run(effective(ctx, home, profile), prompt=prompt, preset=preset, session=session,
+                                   continue_last=continue_last, model=model, show_reasoning=show_reasoning,
+                                   fmt=fmt, permissions=permissions, approval=approval))
 
 
 def chat(ctx: typer.Context, preset: PresetOpt = None, session: SessionOpt = None,

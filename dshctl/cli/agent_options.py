@@ -37,8 +37,9 @@ def check_preset(state, preset: str | None) -> None:
     roster_of(state, None, False, strict=False).require(preset)
 
 
-def usage_line(usage: dict | None) -> str | None:
-    """One turn's tokens, as ``tokens in N, out M`` (+ cache hits, reasoning) — None without usage."""
+def usage_line(usage: dict | None, prices: dict | None = None) -> str | None:
+    """One turn's tokens, as ``tokens in N, out M`` (+ cache hits, reasoning, and the cost when the llm
+    row sets prices) — None without usage."""
     if not usage:
         return None
     parts = [f"tokens in {usage.get('inputTokens', 0)}", f"out {usage.get('outputTokens', 0)}"]
@@ -46,6 +47,9 @@ def usage_line(usage: dict | None) -> str | None:
         parts.append(f"cache hits {usage['cacheReadTokens']}")
     if usage.get("reasoningTokens"):
         parts.append(f"reasoning {usage['reasoningTokens']}")
+    if prices:
+        from dshctl.cli.session_prices import cost_of
+        parts.append(f"cost {cost_of(usage, prices):.6f} {prices.get('currency', 'USD')}")
     return ", ".join(parts)
 
 

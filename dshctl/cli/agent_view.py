@@ -115,7 +115,7 @@ class TurnPrinter:
         if why:
             self._side(f"dshctl: {why}", "yellow")
         from dshctl.cli.agent_options import usage_line
-        used = usage_line(self.usage)
+        used = usage_line(self.usage, line.get("prices"))
         if used:
             self.err.write(f"({used})\n")
         self.usage = {}

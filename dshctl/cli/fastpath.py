@@ -26,6 +26,7 @@ FAST: dict[tuple[str, ...], str] = {
     ("preset", "list"): "dshctl.cli.preset_list_run:run",
     ("profile", "dump"): "dshctl.cli.profile_dump:run",
     ("plugin", "add"): "dshctl.cli.plugin_run:add",
+    ("agent", "run"): "dshctl.cli.agent_run:run",
 }
 
 

@@ -120,9 +120,11 @@ def cmd_show(ctx: typer.Context, session_id: IdArg, home: HomeOpt = None, profil
                     "requestHeader": latest_request_header(seen.events), **state,
                     "turns": summary, "history": derive_history(seen.events)})
         return
+    from dshctl.cli.session_prices import recorded_prices
     from dshctl.cli.session_view import print_session
 
-    print_session(seen, summary, state)
+    s = effective(ctx, home, profile)
+    print_session(seen, summary, state, recorded_prices(s.home, s.profile))
 
 
 def _log_only_state(seen) -> dict:

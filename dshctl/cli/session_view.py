@@ -19,7 +19,7 @@ def when(ms) -> str:
     return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def print_session(seen, summary: list[dict], state: dict) -> None:
+def print_session(seen, summary: list[dict], state: dict, prices: dict | None = None) -> None:
     from dshctl.agents.session.summary import describe_reason
 
     lines: list[str] = []
@@ -44,6 +44,7 @@ def print_session(seen, summary: list[dict], state: dict) -> None:
         say(f"model    {route.get('provider')}/{route.get('model')}{window}")
     say(f"events   {len(seen.events)}   turns {len(summary)}")
     steps = steps_by_turn(seen.events)
+    priced = _usage_by_turn(seen.events) if prices else {}
     if seen.torn_bytes:
         say(f"note     a torn tail of {seen.torn_bytes} bytes (a crash during an append); a resume cuts it")
     queued = len(state["inbox"]["nextTurn"]) + len(state["inbox"]["nextStep"])
@@ -55,7 +56,7 @@ def print_session(seen, summary: list[dict], state: dict) -> None:
         say("")
         usage = turn["usage"]
         say(f"turn {turn['turn']}  ({turn['steps']} step(s), {describe_reason(turn['end'])}, "
-            f"{usage['inputTokens']} in / {usage['outputTokens']} out tokens)")
+            f"{usage['inputTokens']} in / {usage['outputTokens']} out tokens{_cost(priced, turn['turn'], prices)})")
         if turn["prompt"]:
             say(f"  user: {_clip(turn['prompt'])}")
         tools = iter(turn["tools"])
@@ -69,6 +70,18 @@ def print_session(seen, summary: list[dict], state: dict) -> None:
             say(tool_line(tool))
     # one print: rich's per-call work (~0.15 ms a line) was most of a long session's cost (issue 30)
     console().print("\n".join(lines), markup=False, highlight=False)  # user data, no markup
+
+
+def _usage_by_turn(events):
+    from dshctl.cli.session_prices import usage_by_turn
+    return usage_by_turn(events)
+
+
+def _cost(priced: dict, turn: int, prices: dict | None) -> str:
+    if not prices:
+        return ""
+    from dshctl.cli.session_prices import cost_of
+    return f", cost {cost_of(priced.get(turn, {}), prices):.6f} {prices.get('currency', 'USD')}"
 
 
 def tool_line(tool: dict) -> str:

@@ -89,7 +89,11 @@ class TurnStream:
             agent.ask_user = previous_asker
             if hold is not None:
                 agents.let_go(agent)
-        yield {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events[start:])}
+        done = {"ok": True, "done": True, "session": agent.id, **turn_summary(agent.session.events[start:])}
+        prices = _prices_of(agent)
+        if prices:      # the client prices the turn's usage (docs/agents.md, "Cost")
+            done["prices"] = prices
+        yield done
 
     async def _pump(self, agent, queue: asyncio.Queue, idle: asyncio.Future):
         watch = asyncio.ensure_future(self._watch_client(agent))
@@ -227,3 +231,11 @@ def turn_summary(events: list[dict]) -> dict:
         elif event["type"] == "turn/end":
             return {"reason": event["data"]["reason"], "text": text}
     return {"reason": None, "text": text}
+
+
+def _prices_of(agent) -> dict | None:
+    """The llm row's ``prices`` (None when it sets none, or the row went away with the turn)."""
+    try:
+        return getattr(agent.loop.llm(), "prices", None)
+    except Exception:  # noqa: BLE001 - no model now: the turn's line simply has no cost
+        return None

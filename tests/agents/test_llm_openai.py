@@ -293,3 +293,42 @@ def test_a_401_says_what_to_do():
         failure = _stream(_model(server, apiKeyEnv="MY_KEY"))[-1]["reason"]["failure"]
     assert failure["message"] == ("Authentication Fails (HTTP 401): the server refused the API key; set a valid key "
                                   "in MY_KEY (or apiKey in the llm row) and try again")
+
+
+def test_an_abort_mid_read_is_an_aborted_finish_and_a_cancel_stays_a_cancel():
+    """One abort watcher per response (not a task race per line): an abort set while the reader waits
+    on the network ends the stream at once; cancelling the reading task still cancels it."""
+    slow = Sse([chunk({"content": "first"})] + [chunk({"content": "x"})] * 5 + [DONE], delay=1.0)
+
+    async def abort_after_first(model, abort):
+        out = []
+        async for c in model.stream(_options(abort=abort)):
+            out.append(c)
+            if c["type"] == "text-delta":
+                asyncio.get_running_loop().call_later(0.05, abort.set)   # while the next read waits
+        return out
+
+    async def cancelled(model):
+        task = asyncio.ensure_future(_drain(model.stream(_options(abort=asyncio.Event()))))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    with SseServer() as server:
+        server.script = [slow]
+        started = time.monotonic()
+        chunks = asyncio.run(abort_after_first(_model(server), asyncio.Event()))
+        assert time.monotonic() - started < 0.8          # not at the next line, 1 s later
+        assert chunks[-1]["reason"]["kind"] == "aborted"
+        assert [c["text"] for c in chunks if c["type"] == "text-delta"] == ["first"]
+        server.script = [slow]
+        assert asyncio.run(cancelled(_model(server)))
+
+
+async def _drain(stream):
+    async for _ in stream:
+        pass

@@ -33,6 +33,30 @@ def route_service(provider: str) -> str:
     ``provider`` option names it (a sub-agent's ``agentOptions.provider``) are served by that row."""
     return f"{LLM_SERVICE}:{provider}"
 
+# An llm row's ``prices``: what a million tokens cost (dsh has no such setting; docs/agents.md, "Cost").
+# ``input``: prompt tokens not served from the cache, ``output``: completion tokens (reasoning included),
+# ``cacheHit``: prompt tokens served from the cache (default: the input price).
+PRICES_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["input", "output"],
+    "properties": {
+        "input": {"type": "number", "minimum": 0},
+        "output": {"type": "number", "minimum": 0},
+        "cacheHit": {"type": "number", "minimum": 0},
+        "currency": {"type": "string", "minLength": 1, "default": "USD"},
+    },
+}
+
+
+def plain_prices(prices: Any) -> dict | None:
+    """The row's prices as plain JSON (the loader hands mappings), None when it sets none."""
+    if not prices:
+        return None
+    out = {str(k): (v if isinstance(v, str) else float(v)) for k, v in dict(prices).items()}
+    out.setdefault("currency", "USD")
+    return out
+
 StreamChunk = dict[str, Any]
 Message = dict[str, Any]
 ContentBlock = dict[str, Any]

@@ -22,7 +22,9 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmError, LlmFailure, StreamChunk, route_service
+from dshctl.agents.llm.api import (
+    LLM_SERVICE, PRICES_SCHEMA, GenerateOptions, LlmError, LlmFailure, StreamChunk, plain_prices, route_service,
+)
 from dshctl.agents.llm.identity import USER_AGENT, harness_headers
 from dshctl.agents.llm.openai_wire import SseParser, Translator, http_error_code, request_body, retry_after_ms
 
@@ -47,6 +49,7 @@ schema = {
         "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
         "harnessHeaders": {"type": "boolean"},   # no default here: llm-deepseek turns it on
         "inputModalities": {"type": "array", "minItems": 1, "items": {"enum": ["text", "image"]}},
+        "prices": PRICES_SCHEMA,
         "retry": {
             "type": "object",
             "default": {},
@@ -90,6 +93,7 @@ class OpenAiModel:
         self._headers = dict(config.get("headers") or {})
         self.max_tokens = config.get("maxTokens")
         self.config_modalities = config.get("inputModalities")
+        self.prices = plain_prices(config.get("prices"))
         self.harness_headers = bool(config.get("harnessHeaders"))
         self.retry = {"maxRetries": 5, "initialDelayMs": 500, "maxDelayMs": 10_000, "jitterRatio": 0.1,
                       **(config.get("retry") or {})}
@@ -99,6 +103,7 @@ class OpenAiModel:
         self._client: httpx.AsyncClient | None = None    # one per adapter (connection reuse), per event loop
         self._client_loop = None
         self.retries = 0                   # retries made so far (tests and status read it)
+        self._host_of: tuple[str | None, str | None] = (None, None)
 
     def client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -128,7 +133,9 @@ class OpenAiModel:
 
     def missing_key(self, options: GenerateOptions | None = None) -> LlmFailure | None:
         """No key for a server beyond this machine: one line naming the variable, before any request."""
-        host = httpx.URL(self.base_url).host
+        if self._host_of[0] != self.base_url:      # parsed once per base URL, not per request
+            self._host_of = (self.base_url, httpx.URL(self.base_url).host)
+        host = self._host_of[1]
         if self._key_for(options) or host in ("127.0.0.1", "localhost", "::1"):
             return None
         return LlmFailure(f"no API key for {self.base_url}: set {self.key_env} in the environment of the process "
@@ -167,9 +174,11 @@ class OpenAiModel:
         if options.max_tokens is None and self.max_tokens is not None:
             options = dataclasses.replace(options, max_tokens=self.max_tokens)
         failure = self.missing_key(options)
+        body = None
         if failure is None:
             try:
-                request_body(options, effort=self.effort, thinking=self.thinking)
+                body = json.dumps(request_body(options, effort=self.effort, thinking=self.thinking),
+                                  ensure_ascii=False).encode()
             except ValueError as exc:
                 failure = LlmFailure(str(exc), "UNSUPPORTED_REASONING_EFFORT")
         if failure is not None:
@@ -179,7 +188,7 @@ class OpenAiModel:
         while True:
             delivered = 0
             failure = None
-            attempt_stream = self._attempt(options)
+            attempt_stream = self._attempt(options, body)
             try:
                 async for chunk in attempt_stream:
                     if not delivered and chunk["type"] == "finish" and chunk["reason"]["kind"] == "error":
@@ -217,12 +226,11 @@ class OpenAiModel:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    async def _attempt(self, options: GenerateOptions) -> AsyncIterator[StreamChunk]:
+    async def _attempt(self, options: GenerateOptions, body: bytes) -> AsyncIterator[StreamChunk]:
         url = f"{self.base_url}/chat/completions"
-        body = json.dumps(request_body(options, effort=self.effort, thinking=self.thinking), ensure_ascii=False)
         client = self.client()   # one per adapter (connection reuse); closed with the plugin
         try:
-            async with client.stream("POST", url, content=body.encode(), headers=self._request_headers(options)) as resp:
+            async with client.stream("POST", url, content=body, headers=self._request_headers(options)) as resp:
                 if resp.status_code >= 300:
                     raise LlmError(await self._http_failure(resp))
                 async for chunk in self._chunks(resp, options.abort):
@@ -263,43 +271,71 @@ class OpenAiModel:
 
     async def _chunks(self, resp: httpx.Response, abort: asyncio.Event | None) -> AsyncIterator[StreamChunk]:
         sse, translate = SseParser(), Translator()
-        lines = resp.aiter_lines()
-        while True:
-            line = await _next_or_abort(lines, abort)
-            if line is None:
-                break
-            payload = sse.line(line)
-            if payload is None:
-                continue
-            for chunk in translate.feed(payload):
-                yield chunk
-            if translate.done:
-                # read the body to its end, so the connection goes back to the pool for the next request
-                try:
-                    while await _next_or_abort(lines, abort) is not None:
-                        pass
-                except _Aborted:
-                    pass           # the answer is whole; an abort now only costs the connection
-                return
+        lines = _AbortableLines(resp.aiter_lines(), abort)
+        try:
+            while True:
+                line = await lines.next()
+                if line is None:
+                    break
+                payload = sse.line(line)
+                if payload is None:
+                    continue
+                for chunk in translate.feed(payload):
+                    yield chunk
+                if translate.done:
+                    # read the body to its end, so the connection goes back to the pool for the next request
+                    try:
+                        while await lines.next() is not None:
+                            pass
+                    except _Aborted:
+                        pass           # the answer is whole; an abort now only costs the connection
+                    return
+        finally:
+            lines.close()
         raise LlmError(self._failure("stream ended without [DONE]", "STREAM_CLOSED"))
 
 
-async def _next_or_abort(lines: AsyncIterator[str], abort: asyncio.Event | None) -> str | None:
-    """The next line (None at the end), or :class:`_Aborted` as soon as ``abort`` is set."""
-    if abort is None:
-        return await anext(lines, None)
-    if abort.is_set():
-        raise _Aborted()
-    read = asyncio.ensure_future(anext(lines, None))
-    stop = asyncio.ensure_future(abort.wait())
-    try:
-        await asyncio.wait({read, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-    if not read.done():
-        read.cancel()
-        raise _Aborted()
-    return read.result()
+class _AbortableLines:
+    """A response's lines that stop (:class:`_Aborted`) as soon as ``abort`` is set.
+
+    One watcher task per response, not a race of two tasks per line (that was a third of a turn's CPU
+    on the host): when ``abort`` fires while the reader waits inside the HTTP read, the reading task is
+    cancelled there and the cancellation is turned into ``_Aborted``; a line already buffered is
+    returned without any task switch."""
+
+    def __init__(self, lines: AsyncIterator[str], abort: asyncio.Event | None):
+        self.lines, self.abort = lines, abort
+        self._task: asyncio.Task | None = None
+        self._reading = self._fired = False
+        self._watch = None
+
+    def _on_abort(self, watch: asyncio.Future) -> None:
+        if not watch.cancelled() and self._reading and not self._fired and self._task is not None:
+            self._fired = True
+            self._task.cancel()
+
+    async def next(self) -> str | None:
+        if self.abort is None:
+            return await anext(self.lines, None)
+        if self.abort.is_set():
+            raise _Aborted()
+        if self._watch is None:
+            self._task = asyncio.current_task()
+            self._watch = asyncio.ensure_future(self.abort.wait())
+            self._watch.add_done_callback(self._on_abort)
+        self._reading = True
+        try:
+            return await anext(self.lines, None)
+        except asyncio.CancelledError:
+            if not self._fired or self._task.uncancel() > 0:
+                raise         # not ours, or someone else cancelled the task as well: theirs stands
+            raise _Aborted() from None
+        finally:
+            self._reading = False
+
+    def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
 
 
 async def _aborted_within(abort: asyncio.Event | None, seconds: float) -> bool:

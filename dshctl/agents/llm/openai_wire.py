@@ -24,33 +24,77 @@ def _text_of(blocks: list[dict]) -> str:
     return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
 
 
+TOOL_RESULT_IMAGE_TEXT = "Attached image(s) from tool result:"   # dsh's words before a tool's images
+
+
+def _image_part(block: dict) -> dict:
+    return {"type": "image_url", "image_url": {"url": f"data:{block.get('mediaType')};base64,{block.get('data', '')}"}}
+
+
+def _parts(blocks: list[dict]) -> list[dict]:
+    """Text and image blocks as Chat Completions content parts, in order (empty texts dropped, as dsh)."""
+    parts = []
+    for block in blocks:
+        if block.get("type") == "text" and block.get("text"):
+            parts.append({"type": "text", "text": block["text"]})
+        elif block.get("type") == "image" and block.get("data"):
+            parts.append(_image_part(block))
+    return parts
+
+
+def _user_content(blocks: list[dict]):
+    """A text-only user message stays a string on the wire; one with images becomes a list of parts."""
+    parts = _parts(blocks)
+    if all(p["type"] == "text" for p in parts):
+        return "".join(p["text"] for p in parts)
+    return parts
+
+
+def _assistant(content: list[dict]) -> dict:
+    out: dict[str, Any] = {"role": "assistant", "content": _text_of(content)}
+    reasoning = "".join(b["text"] for b in content if b.get("type") == "reasoning")
+    if reasoning:
+        out["reasoning_content"] = reasoning
+    calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": b["arguments"]}}
+             for b in content if b.get("type") == "tool-call"]
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
 def serialize_messages(options: GenerateOptions) -> list[dict]:
+    """As dsh's llm-deepseek: a tool result is a ``tool`` message of its text; its images (read_image)
+    follow the run of tool messages in one user message, after dsh's "Attached image(s)" line, since a
+    ``tool`` message cannot carry images."""
     wire: list[dict] = []
+    pending_images: list[dict] = []
+
+    def flush_images():
+        if pending_images:
+            wire.append({"role": "user", "content": [{"type": "text", "text": TOOL_RESULT_IMAGE_TEXT},
+                                                     *pending_images]})
+            pending_images.clear()
+
     if options.system:
         wire.append({"role": "system", "content": options.system})
     for message in options.messages:
         content = message.get("content") or []
         role = message.get("role")
-        if role == "system":
-            wire.append({"role": "system", "content": _text_of(content)})
-        elif role == "assistant":
-            out: dict[str, Any] = {"role": "assistant", "content": _text_of(content)}
-            reasoning = "".join(b["text"] for b in content if b.get("type") == "reasoning")
-            if reasoning:
-                out["reasoning_content"] = reasoning
-            calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": b["arguments"]}}
-                     for b in content if b.get("type") == "tool-call"]
-            if calls:
-                out["tool_calls"] = calls
-            wire.append(out)
-        else:
-            results = [b for b in content if b.get("type") == "tool-result"]
-            text = _text_of(content)
-            if text or not results:
-                wire.append({"role": "user", "content": text})
-            for result in results:
-                wire.append({"role": "tool", "tool_call_id": result["toolCallId"],
-                             "content": _text_of(result.get("content") or []) or "(no output)"})
+        if role in ("system", "assistant"):
+            flush_images()
+            wire.append({"role": "system", "content": _text_of(content)} if role == "system" else _assistant(content))
+            continue
+        results = [b for b in content if b.get("type") == "tool-result"]
+        user = _user_content([b for b in content if b.get("type") != "tool-result"])
+        if user or not results:
+            flush_images()
+            wire.append({"role": "user", "content": user})
+        for result in results:
+            blocks = result.get("content") or []
+            wire.append({"role": "tool", "tool_call_id": result["toolCallId"],
+                         "content": _text_of(blocks) or "(no output)"})
+            pending_images += [p for p in _parts(blocks) if p["type"] == "image_url"]
+    flush_images()
     return wire
 
 

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from dshctl.agents.llm.api import LLM_SERVICE, GenerateOptions, LlmFailure, StreamChunk
+from dshctl.agents.llm.api import LLM_SERVICE, PRICES_SCHEMA, GenerateOptions, LlmFailure, StreamChunk, plain_prices
 
 name = "@dshctl/llm-script"
 PROVIDER = "script"
@@ -44,6 +44,7 @@ schema = {
         "model": {"type": "string", "default": "scripted"},
         "script": {"type": "string"},
         "replies": {"type": "array", "items": _REPLY},
+        "prices": PRICES_SCHEMA,
     },
 }
 
@@ -185,4 +186,6 @@ def apply(ctx, config):
         if not path.is_absolute():
             path = _declared_dir(ctx) / path
         replies = load_script(path) + replies
-    ctx.provide(LLM_SERVICE, ScriptedModel(replies, config.get("model", "scripted")))
+    model = ScriptedModel(replies, config.get("model", "scripted"))
+    model.prices = plain_prices(config.get("prices"))
+    ctx.provide(LLM_SERVICE, model)

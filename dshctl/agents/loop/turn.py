@@ -91,8 +91,10 @@ async def run_turn(agent) -> None:
 
 async def commit(agent) -> None:
     """One durable batch, written off the event loop so other sessions keep running during the fsync.
-    Safe: only this agent's driver appends to its log, and it waits here."""
-    await asyncio.to_thread(agent.session.commit)
+    Safe: only this agent's driver appends to its log, and it waits here. Nothing pending (half of a
+    turn's checkpoints): no thread hop at all."""
+    if getattr(agent.session, "pending", 1):
+        await asyncio.to_thread(agent.session.commit)
 
 
 def _check(agent) -> None:

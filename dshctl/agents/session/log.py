@@ -9,7 +9,6 @@ log's lifetime, so two processes never append to one session.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import threading
 import time as _time
@@ -17,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from dshctl.agents.session import writer
-from dshctl.agents.session.records import dumps
 from dshctl.agents.session.trace import LogTrace
 from dshctl.agents.session.validate import (
-    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_core_payload, check_envelope, check_message_shape,
-    json_problem,
+    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, NotPlain, check_core_payload, check_envelope,
+    check_message_shape, plain_copy,
 )
 
 ENVELOPE_EXTRAS = ("ignorable", "surfaceOp", "sourceEventSeqs")
@@ -46,27 +44,56 @@ def build_event(type: str, data: Any, seq: int, now: int, extra: dict) -> dict:
     """The event as it enters the log, validated in isolation (no log state needed)."""
     if not isinstance(type, str) or not type:
         raise EventRejected("an event type must be a non-empty string")
-    unknown = set(extra) - set(ENVELOPE_EXTRAS)
-    if unknown:
-        raise EventRejected(f"unknown event fields: {', '.join(sorted(unknown))}")
-    problem = json_problem(data)
-    if problem is None:
-        problem = json_problem({k: v for k, v in extra.items() if v is not None}, "event")
-    if problem is not None:
-        raise EventRejected(f'session event "{type}" carries non-JSON data: {problem}')
+    if extra:
+        unknown = set(extra) - set(ENVELOPE_EXTRAS)
+        if unknown:
+            raise EventRejected(f"unknown event fields: {', '.join(sorted(unknown))}")
+    try:
+        data = plain_copy(data)     # what the log keeps is what a reader gets back from the file
+        if extra:
+            extra = plain_copy({k: v for k, v in extra.items() if v is not None}, "event")
+    except NotPlain as exc:
+        raise EventRejected(f'session event "{type}" carries non-JSON data: {exc}') from None
     if type not in KNOWN_EVENT_TYPES and extra.get("ignorable") is not True:
         raise EventRejected(f'session event "{type}" is not a dsh event type; mark it ignorable=True '
                             "so dsh can still resume the log")
-    event: dict[str, Any] = {"type": type, "seq": seq, "time": now, "data": json.loads(dumps(data))}
+    event: dict[str, Any] = {"type": type, "seq": seq, "time": now, "data": data}
     if type in SURFACE_TYPES and extra.get("surfaceOp") is None:
         extra = {**extra, "surfaceOp": "append"}
     for key in ENVELOPE_EXTRAS:
         if extra.get(key) is not None:
-            event[key] = json.loads(dumps(extra[key]))
+            event[key] = extra[key]
     check_envelope(event)
     check_message_shape(event)
     check_core_payload(event)
     return event
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _plain_chunk_event(data: Any, seq: int, now: int) -> dict | None:
+    """Half of a turn's events are streamed chunks ``{turn, step, chunk: {type, …scalars}}``: such a one
+    is copied and checked here in one pass (what ``build_event`` would make of it, with the open step
+    checked by ``LogTrace.plain_chunk``); None sends anything else through ``build_event``."""
+    if type(data) is not dict or len(data) != 3:
+        return None
+    copy: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("turn", "step"):
+            if type(value) is not int:
+                return None
+            copy[key] = value
+        elif key == "chunk" and type(value) is dict and type(value.get("type")) is str:
+            inner = {}
+            for k, v in value.items():
+                if type(k) is not str or type(v) not in _SCALARS:
+                    return None
+                inner[k] = v
+            copy[key] = inner
+        else:
+            return None
+    return {"type": "assistant/chunk", "seq": seq, "time": now, "data": copy}
 
 
 class SessionLog:
@@ -100,8 +127,10 @@ class SessionLog:
         if self._lock_fd is None:
             raise EventRejected(f"session {self.id} is closed")
         now = max(int(_time.time() * 1000), self.events[-1]["time"] if self.events else 0)
-        event = build_event(type, data, len(self.events), now, extra)
-        self._trace.accept(self._trace.check(event))
+        event = _plain_chunk_event(data, len(self.events), now) if type == "assistant/chunk" and not extra else None
+        if event is None or not self._trace.plain_chunk(event):
+            event = build_event(type, data, len(self.events), now, extra)
+            self._trace.accept(self._trace.check(event))
         self.events.append(event)
         for listener in list(self.listeners):
             listener(event)

@@ -27,14 +27,19 @@ class FormatVersionError(RecordError):
     """The header names another format version: the log was written by another harness build."""
 
 
+# built once: json.dumps with options makes a new encoder on every call
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_COMPACT_ASCII = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(value: Any) -> str:
     """JSON as ``JSON.stringify`` writes it: compact, non-ASCII kept (lone surrogates escaped)."""
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _COMPACT.encode(value)
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        return _COMPACT_ASCII.encode(value)
 
 
 def header_line(header: dict) -> str:

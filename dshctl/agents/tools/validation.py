@@ -5,6 +5,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from .quick_schema import plainly_valid
+
 _VALIDATORS: dict[int, tuple[dict, Draft202012Validator]] = {}   # id(schema) -> (schema, validator)
 
 
@@ -20,6 +22,8 @@ def _validator(schema: dict) -> Draft202012Validator:
 def argument_problem(schema: Any, args: Any) -> str | None:
     """None when ``args`` matches ``schema``; else one line: where (``$.path``) and what is wrong."""
     if not isinstance(schema, dict) or not schema:
+        return None
+    if plainly_valid(schema, args):      # the common case, without jsonschema's walk
         return None
     error = next(iter(sorted(_validator(schema).iter_errors(args), key=lambda e: list(e.path))), None)
     if error is None:
