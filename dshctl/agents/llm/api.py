@@ -33,6 +33,7 @@ def route_service(provider: str) -> str:
     ``provider`` option names it (a sub-agent's ``agentOptions.provider``) are served by that row."""
     return f"{LLM_SERVICE}:{provider}"
 
+
 # An llm row's ``prices``: what a million tokens cost (dsh has no such setting; docs/agents.md, "Cost").
 # ``input``: prompt tokens not served from the cache, ``output``: completion tokens (reasoning included),
 # ``cacheHit``: prompt tokens served from the cache (default: the input price).
