@@ -136,7 +136,7 @@ def main() -> None:
         print(f"first render: median {statistics.median(renders):.0f} ms, worst {max(renders):.0f} ms "
               f"(app mark after navigation start, {len(renders)} loads)")
         static = ROOT / "dshctl" / "host" / "web" / "static"
-        size = sum((static / f).stat().st_size for f in ("app.js", "chat.js", "app.css"))
+        size = sum((static / f).stat().st_size for f in ("app.js", "chat.js", "transcript.js", "app.css"))
         print(f"JS + CSS shipped: {size / 1024:.1f} KiB uncompressed")
         token = (home / "profiles" / "p" / ".dshctl" / "http.token").read_text().strip()
         session = post(port, "/api/chat/send", {"session": None, "text": "/forever"}, token)["session"]

@@ -19,6 +19,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"/": ("index.html", "text/html; charset=utf-8"),
           "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/ui/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
+          "/ui/transcript.js": ("transcript.js", "text/javascript; charset=utf-8"),
           "/ui/app.css": ("app.css", "text/css; charset=utf-8")}
 SECRET_KEY = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
 REDACTED = "[redacted]"
