@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from tests.agents.loop_agent_helpers import free_port
 from tests.agents.loop_rows import agent_rows
 from tests.agents.subagent_helpers import SUBAGENT_ROWS, call
+from tests.host.browser import shoot
 from tests.host.helpers import HostProcess, make_home, write
 from tests.host.test_webui_browser import TIMEOUT_MS, session_of
 
@@ -55,6 +56,7 @@ def test_a_sub_agent_appears_at_its_tool_call_and_streams_its_transcript(browser
         expect(child).to_contain_text("settled")
         expect(child).to_contain_text("stop reason completed")
         expect(page.locator("#log > .msg.assistant", has_text="the child counted three")).to_be_visible()
+        shoot(page, "subagent", tmp_path)
 
         session = session_of(page)                               # a page opened afterwards shows it too
         later = open_app(browser, home, port)

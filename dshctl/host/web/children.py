@@ -30,9 +30,17 @@ def detail(events: list[dict]) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def model_of(agent) -> str | None:
+    """The model the agent's requests name: its own option, else the llm service's."""
+    try:
+        return (agent.options or {}).get("model") or getattr(agent.loop.llm(), "model", None)
+    except Exception:  # noqa: BLE001 - no llm row right now: no model to show
+        return None
+
+
 def live_row(agent, call_id: str | None = None) -> dict:
     row = {"id": agent.id, **detail(agent.session.events), "state": agent.status}
-    row.setdefault("model", (agent.options or {}).get("model"))
+    row.setdefault("model", model_of(agent))
     if call_id:
         row["callId"] = call_id
     return {k: v for k, v in row.items() if v is not None}

@@ -94,6 +94,9 @@ class Feeds:
             return []
         snapshot = list(events)
         try:
-            return await asyncio.to_thread(stored_rows, agents.store, dict(agents.live), session_id, snapshot)
+            rows = await asyncio.to_thread(stored_rows, agents.store, dict(agents.live), session_id, snapshot)
         except Exception:  # noqa: BLE001 - no rows rather than no conversation
             return []
+        # a child that went live while the store was read: its log on disk has an open turn, yet
+        # it is running, not cut
+        return [{**r, **live_row(agents.live[r["id"]])} if r["id"] in agents.live else r for r in rows]
