@@ -179,3 +179,35 @@ async def test_a_delegating_turn_shows_its_child_at_the_tool_call_and_its_transc
             assert "assistant/message" in transcript.types and child not in agents.live   # not revived
             for follower in (page, later, transcript):
                 await follower.close()
+
+
+BACKGROUND = call("subagent", {"description": "look around", "prompt": "PROMPT-LOOK"}, "call-bg-1")
+
+
+@run_async()
+async def test_a_background_child_is_linked_to_its_call_live_and_from_the_store(tmp_path):
+    replies = [{"toolCalls": [BACKGROUND]}, {"when": "started subagent", "text": "started it"},
+               {"when": "PROMPT-LOOK", "text": "looked around", "delayMs": 100},
+               {"when": "Background subagent", "text": "noted the child"}]
+    async with InProcess(web_home(tmp_path, replies, SUBAGENT_ROWS)) as host:
+        agents = host.root.get("agents")
+        async with client(host.root) as http:
+            session = await send(http, None, "delegate in the background")
+            page = Follower(http, session)
+            await until(lambda: any(i["type"] == "subagent" and i["child"].get("state") == "settled"
+                                    for i in page.items), what="the child to settle")
+            rows = [i["child"] for i in page.items if i["type"] == "subagent"]
+            merged = {}
+            for row in rows:                                         # as the page merges them, by id
+                merged.setdefault(row["id"], {}).update(row)
+            [child] = merged.values()
+            assert child["callId"] == "call-bg-1" and child["label"] == "look around"
+            assert "running" in [r["state"] for r in rows] and child["state"] == "settled"
+            await until(lambda: agents.get(session).status == "idle" and page.ends() >= 2, what="the notice's turn")
+            later = Follower(http, session)
+            await until(lambda: later.ends() >= 2, what="the replay")
+            [stored] = [i["child"] for i in later.items if i["type"] == "subagent"]
+            assert stored["callId"] == "call-bg-1"                   # from "started subagent <id>"
+            assert stored["mode"] == "continuable" and stored["stopReason"] == "completed"
+            await page.close()
+            await later.close()

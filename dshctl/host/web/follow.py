@@ -19,6 +19,7 @@ class Feeds:
     def __init__(self, ctx):
         self.ctx = ctx
         self.feeds: dict[str, SessionFeed] = {}
+        self.calls: dict[str, str] = {}         # child id -> the tool call that started it (live)
 
     def install(self) -> None:
         self.ctx.on("agent/status", self.on_status)
@@ -48,6 +49,8 @@ class Feeds:
             self._child(parent, {**live_row(agent), "state": info.get("status") or agent.status})
 
     def on_subagent(self, info: dict, *, ended: bool) -> None:
+        if info.get("toolCallId") and info.get("id"):
+            self.calls[info["id"]] = info["toolCallId"]    # for pages that open while it runs
         feed = self.feeds.get(info.get("parent"))
         if feed is None:
             return
@@ -99,4 +102,6 @@ class Feeds:
             return []
         # a child that went live while the store was read: its log on disk has an open turn, yet
         # it is running, not cut
-        return [{**r, **live_row(agents.live[r["id"]])} if r["id"] in agents.live else r for r in rows]
+        rows = [{**r, **live_row(agents.live[r["id"]])} if r["id"] in agents.live else r for r in rows]
+        return [r if r.get("callId") or r["id"] not in self.calls else {**r, "callId": self.calls[r["id"]]}
+                for r in rows]

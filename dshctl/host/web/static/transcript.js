@@ -151,6 +151,10 @@ export class Transcript {
     if (row.callId && !tool) return;              // shown when its tool call is
     let view = this.childViews[row.id];
     if (!view) view = this.childViews[row.id] = this.childView(row, tool);
+    else if (tool && !tool.node.contains(view.node)) {   // its call became known: move it there
+      view.node.closest("li")?.remove();
+      tool.node.append(view.node);
+    }
     const stop = row.stopReason ? ` · stop reason ${row.stopReason}` : "";
     view.line.textContent = `sub-agent ${row.label || row.id}${row.model ? ` · model ${row.model}` : ""} · ${row.state || "?"}${stop}`;
     view.node.dataset.state = row.state || "";
