@@ -36,6 +36,15 @@ from tests.host.helpers import HostProcess, bundle_dir, write  # noqa: E402
 from tests.agents.loop_agent_helpers import loop_agent_home  # noqa: E402
 
 
+def scripted_loop_home(tmp: Path, turns: int) -> Path:
+    """The loop-agent home on a scripted model whose replies are a script file, as a real llm row's
+    config is small (inline, 4,000 replies made the status document 0.8 MB: docs/performance.md)."""
+    replies = [{"text": f"answer {i} " * 20, "delayMs": 50} for i in range(turns)]
+    home = loop_agent_home(tmp, None, script="plugins/replies.json", runner={"continuation": "go on", "quiet": True})
+    write(bundle_dir(home) / "plugins" / "replies.json", json.dumps(replies))
+    return home
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -98,36 +107,73 @@ TOKEN_PROBE = """async (id) => {
     if (!live) return;
     for (const e of events) if (/chunk|delta/.test(e.type) && e.time >= start) lags.push(now - e.time);  // not the log so far
   };
-  await new Promise((done) => setTimeout(done, 3000));
+  await new Promise((done) => setTimeout(done, SECONDS * 1000));
   feed.close();
   return lags;
 }"""
 
 
-def token_lags(port: int, session: str) -> list[float]:
+def token_lags(port: int, session: str, seconds: float) -> list[float]:
     from playwright.sync_api import sync_playwright
     from tests.host.browser import launch
     with sync_playwright() as playwright:
         browser = launch(playwright)
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{port}/")
-        lags = page.evaluate(TOKEN_PROBE, session)
+        lags = page.evaluate(TOKEN_PROBE.replace("SECONDS", repr(seconds)), session)
         browser.close()
     return sorted(lags)
 
 
+def raw_lags(port: int, session: str, seconds: float, out: list) -> None:
+    """The same chunk events read by a plain blocking socket (no browser): the host's own share."""
+    import socket
+    start = time.time() * 1000
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(f"GET /api/chat/events?session={session} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        sock.settimeout(0.5)
+        buffer, deadline = b"", time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                data = sock.recv(65536)
+            except socket.timeout:
+                continue
+            now = time.time() * 1000
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                for match in re.finditer(rb'"type": "assistant/chunk", "seq": \d+, "time": (\d+)', line):
+                    if int(match.group(1)) >= start:
+                        out.append(now - int(match.group(1)))
+
+
+def lag_line(what: str, lags: list[float]) -> str:
+    lags = sorted(lags)
+    if not lags:
+        return f"{what}: no chunk event seen"
+    over = sum(1 for x in lags if x > 20)
+    return (f"{what}: median {statistics.median(lags):.0f} ms, p95 {lags[int(len(lags) * 0.95)]:.0f} ms, "
+            f"p99 {lags[int(len(lags) * 0.99)]:.0f} ms, worst {lags[-1]:.0f} ms, {over} over 20 ms ({len(lags)} chunks)")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--raw-reader"]:
+        out: list[float] = []
+        raw_lags(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), out)
+        print(json.dumps(out))
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--probe-seconds", type=float, default=3.0, help="how long the token latency probe listens")
+    parser.add_argument("--latency-only", action="store_true", help="stop after the token latency figures")
     parser.add_argument("--base-chat", action="store_true",
                         help="the windows to compare with have one chat client too (the page open on the "
                              "session): measures what the --clients status clients add to it")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-webui-"))
-    replies = [{"text": f"answer {i} " * 20, "delayMs": 50} for i in range(4000)]   # enough turns for the run
-    home = loop_agent_home(tmp, replies, runner={"continuation": "go on", "quiet": True})
+    home = scripted_loop_home(tmp, 4000)
     patch = bundle_dir(home) / "cordis.patch.yml"
     write(patch, patch.read_text() + '    - {"id": "status-page", "name": "@dshctl/status-page"}\n')
     port = int(re.search(r'"port": (\d+)', patch.read_text()).group(1))
@@ -136,17 +182,20 @@ def main() -> None:
         print(f"first render: median {statistics.median(renders):.0f} ms, worst {max(renders):.0f} ms "
               f"(app mark after navigation start, {len(renders)} loads)")
         static = ROOT / "dshctl" / "host" / "web" / "static"
-        size = sum((static / f).stat().st_size for f in ("app.js", "chat.js", "app.css"))
+        size = sum((static / f).stat().st_size for f in ("app.js", "chat.js", "transcript.js", "app.css"))
         print(f"JS + CSS shipped: {size / 1024:.1f} KiB uncompressed")
         token = (home / "profiles" / "p" / ".dshctl" / "http.token").read_text().strip()
         session = post(port, "/api/chat/send", {"session": None, "text": "/forever"}, token)["session"]
         time.sleep(1.0)
-        lags = token_lags(port, session)
-        if lags:
-            print(f"streamed chunk, host log -> page EventSource: median {statistics.median(lags):.0f} ms, "
-                  f"p95 {lags[int(len(lags) * 0.95)]:.0f} ms, worst {lags[-1]:.0f} ms ({len(lags)} chunks)")
-        else:
-            print("streamed chunk latency: no chunk event seen")
+        import subprocess   # the plain reader in its own process: not behind this one's Playwright driver
+        reader = subprocess.Popen([sys.executable, __file__, "--raw-reader", str(port), session,
+                                   str(args.probe_seconds + 1)], stdout=subprocess.PIPE, text=True)
+        lags = token_lags(port, session, args.probe_seconds)
+        raw = json.loads(reader.communicate()[0])
+        print(lag_line("streamed chunk, host log -> page EventSource (chromium)", lags))
+        print(lag_line("streamed chunk, host log -> a plain socket reader (same time)", raw))
+        if args.latency_only:
+            return
         pid = host.proc.pid
         # alone, with, alone, with, ..., alone: each "with" is compared with the mean of the two
         # "alone" windows around it (the host's own cost drifts as the session grows)

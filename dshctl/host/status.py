@@ -20,9 +20,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runner import Host
 
 
-def host_status(host: "Host") -> dict:
-    disk = _on_disk(host)
-    good = _last_good(host)
+def disk_state(host: "Host") -> tuple[dict, dict | None]:
+    """The parts of the status read from files (the composition on disk, the last-good record): the
+    slow part, and safe off the event loop once the composer has booted (the browser app's Status feed
+    reads it in a thread so a token stream is not held up)."""
+    return _on_disk(host), _last_good(host)
+
+
+def host_status(host: "Host", disk_parts: tuple[dict, dict | None] | None = None) -> dict:
+    disk, good = disk_parts if disk_parts is not None else disk_state(host)
     info = {
         "pid": os.getpid(), "profile": host.options.profile, "home": str(host.options.home),
         "profile_dir": str(host.profile_dir), "socket": str(host.socket_path),

@@ -292,11 +292,14 @@ def test_slash_commands_in_the_chat_box_as_in_agent_chat(browser, tmp_path):
         expect(page.locator("#log .msg.assistant", has_text="answer 1")).to_be_visible()
         first = session_of(page)
 
-        message.fill("/preset no-such-preset")
-        message.press("Enter")
-        message.fill("again")
-        message.press("Enter")
+        message.fill("/preset no-such-preset")       # checked as typed, before any send
+        expect(page.get_by_role("alert")).to_contain_text('preset "no-such-preset"')
         expect(page.get_by_role("alert")).to_contain_text("dshctl preset list")
+        message.press("Enter")                        # refused: the line stays, nothing is sent
+        expect(message).to_have_value("/preset no-such-preset")
+        message.fill("again")
+        expect(page.get_by_role("alert")).to_have_count(0)
+        message.press("Enter")
         message.fill("/model other-model")
         message.press("Enter")
         message.fill("/model")

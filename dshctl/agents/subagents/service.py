@@ -29,6 +29,12 @@ class SubagentError(RuntimeError):
         self.code = code
 
 
+def _call_of(request: dict) -> dict:
+    """The delegating tool call's id, when a model tool started the child: front ends (the browser
+    app) show the child at that call."""
+    return {"toolCallId": request["toolCallId"]} if request.get("toolCallId") else {}
+
+
 def _blocks(content) -> list[dict]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
@@ -76,7 +82,8 @@ class SubagentRuntime:
         check_max_depth(request.get("maxDepth"))
         descriptor = descriptors.snapshot("one-shot", name, request.get("label"))
         run = await provider.start({**request, "descriptor": descriptor})
-        identity = {"runId": str(uuid.uuid4()), "provider": name, "id": run.id, "local": run.local_agent is not None}
+        identity = {"runId": str(uuid.uuid4()), "provider": name, "id": run.id, "local": run.local_agent is not None,
+                    **_call_of(request)}
         run.result.add_done_callback(lambda done: self._end(identity, done, request["parent"]))
         self.ctx.emit("subagent/start", {**identity, "parent": request["parent"].id})
         return run
@@ -108,17 +115,17 @@ class SubagentRuntime:
         child = await create_child(request["parent"], request, descriptor, seed=created.get("seed"),
                                    max_depth=request.get("maxDepth"), child_id=spec.get("childId"))
         message = user_message(_blocks(request["prompt"]))
-        self._activate(child, request["parent"].id, name, message)
+        self._activate(child, request["parent"].id, name, message, _call_of(request))
         return {"childId": child.id, "messageId": message["id"]}
 
-    def _activate(self, child, parent_id: str, provider: str, message: dict) -> None:
-        task = asyncio.ensure_future(self._activation(child, parent_id, provider, message))
+    def _activate(self, child, parent_id: str, provider: str, message: dict, call: dict | None = None) -> None:
+        task = asyncio.ensure_future(self._activation(child, parent_id, provider, message, call or {}))
         self.activations[child.id] = task
         self.parent_of[child.id] = parent_id
         task.add_done_callback(lambda _t: self.activations.get(child.id) is task and self.activations.pop(child.id))
 
-    async def _activation(self, child, parent_id: str, provider: str, first: dict) -> None:
-        identity = {"runId": str(uuid.uuid4()), "provider": provider, "id": child.id, "local": True}
+    async def _activation(self, child, parent_id: str, provider: str, first: dict, call: dict) -> None:
+        identity = {"runId": str(uuid.uuid4()), "provider": provider, "id": child.id, "local": True, **call}
         async with gate_for(child, self.gate):
             boundary = len(child.session.events)
             self.ctx.emit("subagent/start", {**identity, "parent": parent_id})

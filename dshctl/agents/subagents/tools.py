@@ -38,7 +38,7 @@ class DelegationTool:
 
     def request(self, args: dict, run) -> dict:
         out = {"label": args["description"], "prompt": [{"type": "text", "text": args["prompt"]}],
-               "parent": run.agent, "signal": run.abort}
+               "parent": run.agent, "signal": run.abort, "toolCallId": run.call_id}
         for key in ("agentOptions", "persona", "toolFilter", "maxDepth"):
             if self.config.get(key) is not None:
                 out[key] = self.config[key]

@@ -8,6 +8,8 @@ whenever it changes; ``POST /api/reload/confirm {}`` keeps a pending trial reloa
 """
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import time
 from pathlib import Path
@@ -19,6 +21,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"/": ("index.html", "text/html; charset=utf-8"),
           "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
           "/ui/chat.js": ("chat.js", "text/javascript; charset=utf-8"),
+          "/ui/transcript.js": ("transcript.js", "text/javascript; charset=utf-8"),
           "/ui/app.css": ("app.css", "text/css; charset=utf-8")}
 SECRET_KEY = re.compile(r"(api[-_]?key|token|secret|password|authorization|credential)", re.I)
 REDACTED = "[redacted]"
@@ -39,6 +42,18 @@ def host_status(ctx) -> dict:
     if host is not None:
         return redact(host.status())
     return {"host": None, "rows": [], "last_reload": None}
+
+
+async def host_status_off_loop(ctx) -> dict:
+    """``host_status`` with its file reads (composing the layers on disk, the last-good record: tens of
+    ms) in a thread, so the streams the loop writes meanwhile are not held up (docs/performance.md)."""
+    host = ctx.get("host")
+    composer = getattr(host, "composer", None)
+    if host is None or not getattr(composer, "booted", False):
+        return host_status(ctx)
+    from dshctl.host.status import disk_state, host_status as status_of
+    disk = await asyncio.to_thread(disk_state, host)
+    return redact(status_of(host, disk))
 
 
 def app_state(ctx, status: dict | None = None) -> dict:
@@ -73,12 +88,27 @@ class StatusFeed:
         self.ctx = ctx
         self._status: dict | None = None
         self._at = 0.0
-        self.hub = Hub(self.document, ignore=_without_clock, probe=self.probe)
+        self._changes = 0
+        self._encoded: tuple[object, bytes] = (None, b"")
+        self.hub = Hub(self.document, ignore=_without_clock, probe=self.probe, encode=self.encode)
 
-    def document(self) -> dict:
+    def encode(self, doc: dict) -> bytes:
+        """The document's JSON, its status part (the row tree: most of it) encoded once per status
+        read rather than at every running/idle flip of an agent (docs/performance.md)."""
+        status = doc["status"]
+        if self._encoded[0] is not status:
+            self._encoded = (status, json.dumps(status, default=str).encode())
+        rest = json.dumps({k: v for k, v in doc.items() if k != "status"}, default=str).encode()
+        return b'{"status": ' + self._encoded[1] + (b", " + rest[1:] if rest != b"{}" else b"}")
+
+    async def document(self) -> dict:
         now = time.monotonic()
         if self._status is None or now - self._at >= self.hub.refresh:   # the slow refresh: what
-            self._status, self._at = host_status(self.ctx), now         # changed without a log line
+            changes = self._changes                                     # changed without a log line
+            status = await host_status_off_loop(self.ctx)
+            if changes == self._changes:        # else a change came in meanwhile: read again next time
+                self._status, self._at = status, now
+            return app_state(self.ctx, status)
         return app_state(self.ctx, self._status)
 
     def probe(self):
@@ -93,6 +123,7 @@ class StatusFeed:
 
     def changed(self) -> None:
         self._status = None
+        self._changes += 1
         self.hub.poke()
 
 

@@ -4,9 +4,10 @@
 ``POST /api/sessions/archive {"session", "archived"}``; ``POST /api/chat/send {"session"|null, "text",
 "mode": "followup"|"steer", "cwd"?, "preset"?, "model"?, "permissions"?}`` (the last three: what the page's
 /preset, /model and /permissions chose, as ``agent chat`` sends them) queues a message (a new session when ``session`` is null) and
-answers ``{"session"}``; ``GET /api/chat/events?session=ID`` streams that session's events, the log so
-far then every new one (SSE: ``{"type": "event"}``, or ``{"type": "events", "events": [...]}`` for a
-burst); ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
+answers ``{"session"}``; ``GET /api/chat/events?session=ID[&after=SEQ]`` streams that session's events
+after SEQ (or the ``Last-Event-ID`` a reconnecting browser sends), the log then every new one (SSE
+``id:`` = the last seq, ``{"type": "event"}`` or ``{"type": "events", "events": [...]}`` for a burst;
+follow.py, feed.py); ``GET /api/presets`` the agent presets ``/preset`` may name; ``POST /api/chat/stop {"session"}`` ends its running turn ``aborted``
 (cause ``user``); ``POST /api/chat/answer {"session", "answer": {"option"}|{"text"}}`` answers the
 ``ask_user_question`` a streamed ``{"type": "ask", "question"}`` put to the page. Sessions are listed
 through the session store's own API, never by path.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 
+from .asker import ASKERS, asker_for
 from .messages import EventStream, Response
 
 MODES = ("followup", "steer")
@@ -63,7 +65,7 @@ def archive(ctx, request):
     return {"session": body["session"], "archived": body["archived"], "changed": change(body["session"])}
 
 
-async def send(ctx, request):
+async def send(ctx, feeds, request):
     body, (agents, _) = _body(request), _services(ctx)
     if body is None or not isinstance(body.get("text"), str) or not body["text"].strip() \
             or body.get("mode", "followup") not in MODES:
@@ -89,6 +91,7 @@ async def send(ctx, request):
         return Response.json({"error": problem, "session": agent.id,
                               "hint": "permission presets: workspace-write, danger-full-access"}, 409)
     asker_for(agent)    # the page follows right after: a question asked before then waits for it
+    feeds.attach(agent)  # a page already following the session follows this agent (maybe restored)
     (agent.steer if body.get("mode") == "steer" else agent.followup)(body["text"])
     return {"session": agent.id, "mode": body.get("mode", "followup")}
 
@@ -112,92 +115,45 @@ async def stop(ctx, request):
     return {"session": body["session"], "stopped": running}
 
 
-async def events(ctx, request):
+def _after(request) -> int:
+    """The seq the page has: the browser's ``Last-Event-ID`` on a reconnect, else ``?after=``."""
+    for value in (request.headers.get("last-event-id"), request.query.get("after")):
+        try:
+            return max(-1, int(value))
+        except (TypeError, ValueError):
+            continue
+    return -1
+
+
+async def events(ctx, feeds, request):
     agents, _ = _services(ctx)
     session = _session_id(request.query.get("session"))
     if agents is None or session is None:
         return Response.error(400, "expected ?session=<id> on a profile with an agents service")
-    try:
-        agent = await agents.open(session)
-    except Exception as exc:  # noqa: BLE001
-        return Response.error(404, str(exc) or type(exc).__name__)
-    return EventStream(_follow(agent))
-
-
-class Asker:
-    """While pages follow a session, its ``ask_user_question`` is put to them; the first answer wins."""
-
-    def __init__(self, agent):
-        self.agent, self.previous = agent, getattr(agent, "ask_user", None)
-        self.pages: set[asyncio.Queue] = set()
-        self.pending: asyncio.Future | None = None
-        self.question: dict | None = None
-        agent.ask_user = self.ask
-
-    def attach(self, page: asyncio.Queue) -> None:
-        self.pages.add(page)
-        if self.pending is not None and not self.pending.done():
-            page.put_nowait({"type": "ask", "question": self.question})   # asked before this page came
-
-    async def ask(self, question: dict):
-        self.question = question
-        self.pending = asyncio.get_running_loop().create_future()
-        for page in self.pages:
-            page.put_nowait({"type": "ask", "question": question})
+    agent, stored = agents.live.get(session), None
+    if agent is None:
+        stored = await asyncio.to_thread(_stored_child, agents.store, session)
+    if agent is None and stored is None:
         try:
-            return await self.pending
-        finally:
-            self.pending = None
-            for page in self.pages:
-                page.put_nowait({"type": "asked"})
-
-    def answer(self, answer) -> bool:
-        if self.pending is None or self.pending.done():
-            return False
-        self.pending.set_result(answer)
-        return True
-
-    def release(self) -> None:
-        if self.agent.ask_user == self.ask:
-            self.agent.ask_user = self.previous
+            agent = await agents.open(session)
+        except Exception as exc:  # noqa: BLE001
+            return Response.error(404, str(exc) or type(exc).__name__)
+    if agent is not None:
+        first = {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None),
+                 "status": agent.status, "model": (agent.options or {}).get("model")}
+    else:
+        first = {"type": "agent", "session": session, "preset": None, "status": "settled",
+                 "model": None, "subagent": True}
+    return EventStream(feeds.stream(first["session"], agent, stored, _after(request), first))
 
 
-ASKERS: dict[str, Asker] = {}     # agent id -> its pages' asker, while at least one page follows
-
-
-def asker_for(agent) -> Asker:
-    asker = ASKERS.get(agent.id)
-    if asker is None or asker.agent is not agent:
-        asker = ASKERS[agent.id] = Asker(agent)
-    return asker
-
-
-async def _follow(agent):
-    queue: asyncio.Queue = asyncio.Queue()
-    for event in list(agent.session.events):
-        queue.put_nowait({"type": "event", "event": event})
-    observer = lambda event: queue.put_nowait({"type": "event", "event": event})  # noqa: E731
-    agent.observers.append(observer)
-    asker = asker_for(agent)
-    asker.attach(queue)
+def _stored_child(store, session: str) -> list[dict] | None:
+    """A sub-agent's stored events (followed read-only), or None: a root session, or none by that id."""
     try:
-        yield {"type": "agent", "session": agent.id, "preset": getattr(agent, "preset", None),
-               "status": agent.status, "model": (agent.options or {}).get("model")}
-        while True:
-            item = await queue.get()
-            if item["type"] != "event" or queue.empty():
-                yield item
-                continue
-            batch = [item["event"]]          # a burst (a streamed reply's chunks): one message
-            while not queue.empty() and queue._queue[0]["type"] == "event":  # noqa: SLF001 - peek
-                batch.append(queue.get_nowait()["event"])
-            yield {"type": "events", "events": batch}
-    finally:
-        if observer in agent.observers:
-            agent.observers.remove(observer)
-        asker.pages.discard(queue)
-        if not asker.pages and ASKERS.get(agent.id) is asker:
-            ASKERS.pop(agent.id).release()
+        seen = store.read(session)
+    except Exception:  # noqa: BLE001 - not found, a prefix: the agents service resolves or refuses it
+        return None
+    return seen.events if seen.header.get("origin") == "subagent" else None
 
 
 def answer(ctx, request):
@@ -211,11 +167,24 @@ def answer(ctx, request):
     return {"session": body["session"], "answered": True}
 
 
+async def presets(ctx, request):
+    """The presets ``/preset NAME`` may name (the ``agentPresets`` service re-scans its roots)."""
+    service = ctx.get("agentPresets")
+    if service is None:
+        return {"available": False, "presets": [], "default": None}
+    listed = await asyncio.to_thread(service.list)
+    return {"available": True, "default": service.config.get("default"),
+            "presets": [{"id": p["id"], "name": p["name"], "broken": p["broken"]} for p in listed]}
+
+
 def install(ctx) -> None:
-    http = ctx.http
+    from .follow import Feeds
+    http, feeds = ctx.http, Feeds(ctx)
+    feeds.install()
     http.route(ctx, "GET", "/api/sessions", lambda request: sessions(ctx, request))
     http.route(ctx, "POST", "/api/sessions/archive", lambda request: archive(ctx, request))
-    http.route(ctx, "POST", "/api/chat/send", lambda request: send(ctx, request))
+    http.route(ctx, "POST", "/api/chat/send", lambda request: send(ctx, feeds, request))
     http.route(ctx, "POST", "/api/chat/stop", lambda request: stop(ctx, request))
-    http.route(ctx, "GET", "/api/chat/events", lambda request: events(ctx, request))
+    http.route(ctx, "GET", "/api/chat/events", lambda request: events(ctx, feeds, request))
+    http.route(ctx, "GET", "/api/presets", lambda request: presets(ctx, request))
     http.route(ctx, "POST", "/api/chat/answer", lambda request: answer(ctx, request))

@@ -12,6 +12,7 @@ watcher off). Closing the hub (its row unloads) ends every client's stream.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from typing import Any, AsyncIterator, Callable
 
@@ -19,8 +20,10 @@ from typing import Any, AsyncIterator, Callable
 class Hub:
     def __init__(self, compute: Callable[[], Any], *, settle: float = 0.05, refresh: float = 10.0,
                  ignore: Callable[[Any], Any] = lambda doc: doc,
-                 probe: Callable[[], Any] | None = None, probe_period: float = 0.5):
+                 probe: Callable[[], Any] | None = None, probe_period: float = 0.5,
+                 encode: Callable[[Any], bytes] = lambda doc: json.dumps(doc, default=str).encode()):
         self.compute, self.settle, self.refresh, self.ignore = compute, settle, refresh, ignore
+        self.encode = encode
         self.probe, self.probe_period = probe, probe_period
         self.clients = 0
         self.closed = False
@@ -54,10 +57,12 @@ class Hub:
         while self.clients and not self.closed:
             self._poked.clear()
             doc = self.compute()
+            if inspect.isawaitable(doc):
+                doc = await doc          # a compute that reads files does so off the loop
             self.computed += 1
             seen = self.ignore(doc)
             if seen != last:
-                last, self._doc = seen, json.dumps(doc, default=str).encode()
+                last, self._doc = seen, self.encode(doc)
                 self._wake()
             await self._next_change()
             await asyncio.sleep(self.settle)     # the rest of a burst of changes joins this one

@@ -47,10 +47,19 @@ class Response:
         return cls.json({"error": message}, status)
 
 
+@dataclass(frozen=True)
+class Tagged:
+    """One Server-Sent Events message with an ``id:`` (the browser sends the last one back as
+    ``Last-Event-ID`` when it reconnects); ``data`` as for :class:`EventStream`."""
+    data: Any
+    id: str
+
+
 @dataclass
 class EventStream:
     """A Server-Sent Events answer: every JSON value ``events`` yields is one ``data:`` message
-    (``bytes`` are taken as JSON text already encoded: a feed shared by many clients encodes once).
+    (``bytes`` are taken as JSON text already encoded: a feed shared by many clients encodes once;
+    a :class:`Tagged` value adds the message's ``id:``).
 
     The server sends a comment every ``heartbeat_s`` so proxies and the browser keep the stream open,
     and stops iterating when the client goes away or the server shuts down."""

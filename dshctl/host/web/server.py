@@ -22,7 +22,7 @@ from aiohttp import web
 from aiohttp.web_exceptions import HTTPRequestEntityTooLarge
 
 from . import guard
-from .messages import EventStream, Request, Response
+from .messages import EventStream, Request, Response, Tagged
 
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -156,9 +156,8 @@ class WebServer:
             written = [asyncio.get_running_loop().time()]
             beats = asyncio.ensure_future(self._heartbeat(response, stream.heartbeat_s, written, task))
             async for item in events:
-                data = item if isinstance(item, bytes) else json.dumps(item, default=str).encode()
                 written[0] = asyncio.get_running_loop().time()
-                await response.write(b"data: " + data + b"\n\n")
+                await response.write(_sse(item))
         except ConnectionError:
             pass                     # the client went away
         finally:
@@ -182,6 +181,14 @@ class WebServer:
                     await response.write(b": heartbeat\n\n")
         except (ConnectionError, RuntimeError):
             stream.cancel()
+
+
+def _sse(item) -> bytes:
+    head = b""
+    if isinstance(item, Tagged):
+        head, item = b"id: " + item.id.encode() + b"\n", item.data
+    data = item if isinstance(item, bytes) else json.dumps(item, default=str).encode()
+    return head + b"data: " + data + b"\n\n"
 
 
 def _to_aiohttp(response: Response) -> web.Response:

@@ -8,7 +8,8 @@ if (location.hash.startsWith("#token=")) {
   history.replaceState(null, "", location.pathname + "#/sessions");
 }
 
-import { command, showApproval } from "/ui/chat.js";
+import { command, showApproval, checkTyped } from "/ui/chat.js";
+import { Transcript, follow, h } from "/ui/transcript.js";
 
 export const api = {
   async get(url) { return answer(await fetch(url, { headers: { Accept: "application/json" } })); },
@@ -27,20 +28,6 @@ async function answer(response) {
     throw error;
   }
   return body;
-}
-
-function h(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined) node.append(child);
-  }
-  return node;
 }
 
 const $ = (id) => document.getElementById(id);
@@ -111,123 +98,29 @@ async function archive(id, archived) {
 function openSession(id) {
   if (state.chat && state.session === id) return;
   if (state.chat) state.chat.close();
+  state.transcript?.close();
   state.chat = null;
   state.session = id;
-  state.seq = -1;
   state.running = false;
-  state.streaming = null;
-  state.tools = {};
   $("log").replaceChildren();
+  state.transcript = new Transcript($("log"), {
+    agent: (item) => {
+      state.model = item.model;
+      $("chat-meta").textContent = [item.preset && `preset ${item.preset}`, item.model && `model ${item.model}`]
+        .filter(Boolean).join(" · ");
+    },
+    running: setRunning, ask: showQuestion,
+    asked: () => document.querySelectorAll("#log .question").forEach((q) => q.remove()),
+  });
   $("chat-title").textContent = id || "New session";
   $("chat-meta").textContent = "";
   setRunning(false);
   for (const li of document.querySelectorAll("#groups li")) li.classList.toggle("current", li.dataset.session === id);
   if (!id) return;
-  const feed = new EventSource(`/api/chat/events?session=${encodeURIComponent(id)}`);
-  feed.onmessage = (message) => onChat(JSON.parse(message.data));
-  state.chat = feed;
+  state.chat = follow(id, state.transcript);
 }
 
-function onChat(item) {
-  if (item.type === "agent") {
-    state.model = item.model;
-    $("chat-meta").textContent = [item.preset && `preset ${item.preset}`, item.model && `model ${item.model}`]
-      .filter(Boolean).join(" · ");
-    return;
-  }
-  if (item.type === "events") {          // one event's trouble must not drop the rest of its batch
-    for (const event of item.events) {
-      try { onChat({ type: "event", event }); } catch (error) { console.error("chat event", event.type, error); }
-    }
-    return;
-  }
-  if (item.type === "ask") { showQuestion(item.question); return; }
-  if (item.type === "asked") { document.querySelectorAll("#log .question").forEach((q) => q.remove()); return; }
-  const event = item.event;
-  if (!event || event.seq <= state.seq) return;   // a reconnect replays the log: skip what we have
-  state.seq = event.seq;
-  const data = event.data || {};
-  switch (event.type) {
-    case "turn/start": setRunning(true); break;
-    case "turn/end": onTurnEnd(data); break;
-    case "user/message": add("user", textOf(data)); break;
-    case "assistant/chunk": onChunk(data.chunk || {}); break;
-    case "assistant/message": onAssistant(data.message || {}); break;
-    case "tool/call": onToolCall(data); break;
-    case "tool/result": onToolResult(data); break;
-    default: break;
-  }
-}
-
-function textOf(message) {
-  return (message.content || []).filter((b) => b.type === "text").map((b) => b.text).join("");
-}
-
-function add(kind, text, ...extra) {
-  const item = h("li", { class: `msg ${kind}` }, text ?? "", ...extra);
-  $("log").append(item);
-  item.scrollIntoView({ block: "end" });
-  return item;
-}
-
-function onChunk(chunk) {
-  if (chunk.type !== "text-delta" && chunk.type !== "reasoning-delta") return;
-  if (!state.streaming) {
-    state.streaming = { text: h("span"), reasoning: null, node: null };
-    state.streaming.node = add("assistant", null, state.streaming.text);
-    state.streaming.node.dataset.streaming = "true";
-  }
-  const s = state.streaming;
-  if (chunk.type === "reasoning-delta") {
-    if (!s.reasoning) {
-      s.reasoning = h("pre");
-      s.node.prepend(h("details", {}, h("summary", { text: "Reasoning" }), s.reasoning));
-    }
-    s.reasoning.append(chunk.text || "");
-  } else {
-    s.text.append(chunk.text || "");
-  }
-  s.node.scrollIntoView({ block: "end" });
-}
-
-function onAssistant(message) {
-  const s = state.streaming;
-  state.streaming = null;
-  const reasoning = (message.content || []).filter((b) => b.type === "reasoning" || b.type === "thinking")
-    .map((b) => b.text || b.thinking || "").join("");
-  const node = s ? s.node : add("assistant", null);
-  node.removeAttribute("data-streaming");
-  node.replaceChildren(...(reasoning ? [h("details", {}, h("summary", { text: "Reasoning" }), h("pre", { text: reasoning }))] : []),
-                       textOf(message));
-  if (!node.textContent) node.remove();
-}
-
-function onToolCall(data) {
-  const result = h("pre", { class: "result", text: "…" });
-  state.tools[data.callId] = result;
-  add("tool", null, h("details", {}, h("summary", { text: `tool ${data.name}` }),
-                      h("pre", { text: data.arguments || "" }), result));
-}
-
-function onToolResult(data) {
-  const message = data.message || {};
-  for (const block of message.content || []) {
-    const text = block.type === "tool-result" ? textOf(block) : (block.text ?? JSON.stringify(block));
-    const target = state.tools[block.toolCallId || message.toolCallId];
-    if (target) target.textContent = text; else add("tool", text);
-  }
-}
-
-function onTurnEnd(data) {
-  setRunning(false);
-  const reason = data.reason || {};
-  if (reason.kind && reason.kind !== "completed" && reason.kind !== "stop") {
-    const why = (reason.reason || reason.cause || {}).kind;   // turn/end {kind: "aborted", reason: {kind: "user"}}
-    const cause = why ? ` (${why})` : "";
-    add("note", `turn ended: ${reason.kind}${cause}`);
-  }
-  state.streaming = null;
-}
+const add = (...args) => state.transcript.add(...args);
 
 function showQuestion(question) {
   const reply = (answer) => api.post("/api/chat/answer", { session: state.session, answer }).catch(showError);
@@ -256,6 +149,8 @@ async function send(mode) {
   const text = box.value;
   if (!text.trim()) return;
   $("chat-error").hidden = true;
+  const problem = await checkTyped(text, api).catch(() => null);
+  if (problem) { showTyped(problem); return; }          // a /preset the host does not have: not taken
   if (text.trim().startsWith("/") && command(text, { state, add, h, openSession })) { box.value = ""; return; }
   try {
     const sent = await api.post("/api/chat/send", { session: state.session, text, mode, ...state.next });
@@ -264,6 +159,26 @@ async function send(mode) {
     if (sent.session !== state.session) location.hash = `#/sessions/${encodeURIComponent(sent.session)}`;
     loadSessions();
   } catch (error) { state.next = {}; showError(error); }   // a refused /preset … is not kept
+}
+
+// The chat box is checked as it is typed (a /preset the host does not have shows its error at once).
+let typing = { timer: 0, turn: 0, shown: false };
+function checkBox() {
+  clearTimeout(typing.timer);
+  typing.timer = setTimeout(async () => {
+    const turn = ++typing.turn;
+    const problem = await checkTyped($("message").value, api).catch(() => null);
+    if (turn !== typing.turn) return;                  // a later keystroke's answer decides
+    if (problem) showTyped(problem);
+    else if (typing.shown) { $("chat-error").hidden = true; typing.shown = false; $("message").removeAttribute("aria-invalid"); }
+  }, 80);
+}
+
+function showTyped(problem) {
+  $("chat-error").textContent = problem;
+  $("chat-error").hidden = false;
+  $("message").setAttribute("aria-invalid", "true");
+  typing.shown = true;
 }
 
 function showError(error) {
@@ -359,6 +274,7 @@ function renderStatus() {
 // ---- wiring ----------------------------------------------------------------------------------
 function start() {
   $("composer").addEventListener("submit", (e) => { e.preventDefault(); send("followup"); });
+  $("message").addEventListener("input", checkBox);
   $("message").addEventListener("keydown", (e) => {
     if (e.key !== "Enter" || e.shiftKey || e.isComposing) return;
     e.preventDefault();

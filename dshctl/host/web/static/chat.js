@@ -32,6 +32,28 @@ export function command(text, { state, add, h, openSession }) {
   return false;
 }
 
+// `/preset NAME` checked as it is typed, as `agent chat` checks it: against the host's presets
+// (GET /api/presets re-scans the preset roots), with the host's own texts. null when the line is fine
+// or is not a /preset line.
+export async function checkTyped(text, api) {
+  const typed = text.match(/^\s*\/preset\s+(\S+)\s*$/);
+  if (!typed) return null;
+  const name = typed[1];
+  const listed = await api.get("/api/presets");
+  if (!listed.available) {
+    return `preset "${name}" asked for, but no @dshctl/agent-presets row runs in this profile — ` +
+      "list the presets with `dshctl preset list`";
+  }
+  const found = listed.presets.find((p) => p.id === name);
+  if (!found) {
+    const usable = listed.presets.filter((p) => !p.broken).map((p) => p.id).join(", ") || "none";
+    return `agent-presets: preset "${name}" not found (available: ${usable}) — ` +
+      "run `dshctl preset list` to see every root and preset";
+  }
+  if (found.broken) return `agent-presets: preset "${name}" failed to mount: ${found.broken}`;
+  return null;
+}
+
 // An approval (ctx.approval through the ask_user channel): the tool call, why, and two buttons whose
 // answers are the options the approval service reads ("allow once" / "deny").
 export function showApproval(question, reply, { add, h }) {
