@@ -33,7 +33,7 @@ class Change:
     forced: bool = False
     conflicts: list[dict] = field(default_factory=list)
     stored_path: Path | None = None  # the new tree in the store (for update previews)
-    npm_packages: int = 0  # npm dependencies installed with it
+    npm_packages: int = 0  # npm dependencies installed with it (removed with it, for remove)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "action": self.action, "version": self.version,

@@ -29,7 +29,7 @@ from typing import Callable
 from dshctl.bundles import git as gitmod
 from dshctl.bundles.specs import GitSpec, is_commit
 from dshctl.bundles.transaction import Faults
-from dshctl.bundles.tree import file_digests, tree_hash
+from dshctl.bundles.tree import file_digests, make_read_only, tree_hash
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
 
@@ -160,6 +160,7 @@ class Store:
                 gitmod.check_commit(self.git, url, commit, repo)  # the object is not a commit
                 raise
             files = file_digests(scratch / "tree")
+            make_read_only(scratch / "tree")  # profiles get copies (tree.copy_tree)
             verdict = check(scratch / "tree") if check else None
             self.packages.mkdir(parents=True, exist_ok=True)
             final = self.packages / commit
