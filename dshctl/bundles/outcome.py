@@ -9,6 +9,13 @@ from typing import Callable
 from dshctl.bundles.limits import Limits
 
 
+class TransferProgress(str):
+    """A progress message about bytes moving (a git fetch's size and rate): worth a terminal's
+    live status line, noise in piped output, which leaves it out."""
+
+    is_transfer = True  # what the CLI checks, without importing this module
+
+
 @dataclass
 class Options:
     offline: bool = False

@@ -145,15 +145,15 @@ class Store:
             # Fetches only run under the store lock, so any scratch left here is a killed run's.
             for stale in (self.root / "tmp").glob("fetch-*"):
                 shutil.rmtree(stale, ignore_errors=True)
-            return self._fetch(spec.url, commit, check)
+            return self._fetch(spec.url, commit, check, progress)
 
-    def _fetch(self, url: str, commit: str,
-               check: Callable[[Path], None] | None = None) -> StoredPackage:
+    def _fetch(self, url: str, commit: str, check: Callable[[Path], None] | None = None,
+               progress: Progress | None = None) -> StoredPackage:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=self.root / "tmp"))
         try:
             repo = scratch / "repo.git"
-            shallow = gitmod.fetch_commit(self.git, url, commit, repo)
+            shallow = gitmod.fetch_commit(self.git, url, commit, repo, progress)
             try:
                 gitmod.export_tree(self.git, repo, commit, scratch / "tree")
             except gitmod.GitError:

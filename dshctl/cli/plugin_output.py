@@ -27,6 +27,8 @@ def progress():
             last = {"phase": None, "at": 0.0}
 
             def line(message: str) -> None:
+                if getattr(message, "is_transfer", False):  # bundles.outcome.TransferProgress
+                    return  # byte counts and rates are for a terminal's status line only
                 phase = "".join(ch for ch in message if not ch.isdigit())
                 now = time.monotonic()
                 if phase != last["phase"] or now - last["at"] > 3:
