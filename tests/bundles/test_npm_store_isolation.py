@@ -180,3 +180,22 @@ def test_an_entry_stored_before_digests_were_recorded_is_checked_from_its_tarbal
     assert code == 1 and "modified:" in out
     code, out, _ = cli(capsys, "plugin", "store", "verify")
     assert code == 0 and "0 corrupt" in out
+
+
+def test_a_damaged_git_tree_in_the_store_is_reported_and_fetched_again(home, installed, capsys):
+    packages = home / ".dshctl/store/packages"
+    meta = next(packages.glob("*.json"))
+    patch = meta.with_suffix("") / "cordis.patch.yml"
+    os.chmod(patch, 0o644)
+    patch.write_text("- insert: []\n")
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    bad = [line for line in out.splitlines() if line.startswith("corrupt")]
+    assert code == 1 and len(bad) == 1
+    assert bad[0].startswith("corrupt  git ") and "modified: cordis.patch.yml" in bad[0]
+    code, out, _ = cli(capsys, "plugin", "store", "verify", "--repair")
+    assert code == 0 and "-> removed" in out and not meta.exists()
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install")
+    assert code == 0, err
+    assert meta.exists() and patch.read_text() != "- insert: []\n"
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 0 and "0 corrupt" in out
