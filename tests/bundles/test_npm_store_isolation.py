@@ -199,3 +199,32 @@ def test_a_damaged_git_tree_in_the_store_is_reported_and_fetched_again(home, ins
     assert meta.exists() and patch.read_text() != "- insert: []\n"
     code, out, _ = cli(capsys, "plugin", "store", "verify")
     assert code == 0 and "0 corrupt" in out
+
+
+def test_prunes_racing_real_installs_never_break_one(home, installed, repos):
+    """Real dshctl processes: adds into new profiles while prunes run; every add succeeds and
+    every profile verifies (a prune never takes an entry an install found and is placing)."""
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).with_name("dshctl"))
+    env = {**os.environ, "DSH_HOME": str(home), "NO_COLOR": "1"}
+    other = npm_bundle(repos, "dsh-other", {"lib-b": "^1.0.0", "lib-c": "^1.0.0"})
+    procs = []
+    for i in range(3):
+        procs.append(subprocess.Popen([exe, "plugin", "--profile", f"race{i}", "add",
+                                       other.url if i % 2 else installed.url], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(subprocess.Popen([exe, "plugin", "store", "prune"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (proc.args, out, err)
+        assert "Traceback" not in err
+    for profile in ["web", "race0", "race1", "race2"]:
+        check = subprocess.run([exe, "plugin", "--profile", profile, "verify"], env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert check.returncode == 0, (profile, check.stdout, check.stderr)
+    check = subprocess.run([exe, "plugin", "store", "verify"], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 0 and "0 corrupt" in check.stdout
