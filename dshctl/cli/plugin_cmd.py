@@ -202,7 +202,8 @@ def list_(ctx: typer.Context, fmt: FormatOpt = "text",
         from dshctl.core.compose.profile import profile_dir
 
         print_trees(f"{st.profile} {profile_dir(st.home, st.profile)}",
-                    [trees.get(r.name) or {"name": r.name, "version": r.version} for r in rows])
+                    [trees.get(r.name) or {"name": r.name, "version": r.version or (
+                        "(template)" if r.template else None)} for r in rows])
         return
     out = []
     for r in rows:

@@ -62,6 +62,7 @@ def test_list_depth_nests_npm_dependencies_below_each_bundle(home, web, capsys):
     assert code == 0
     esm, lib_c = _version(web, "@scope/esm"), _version(web, "lib-c")
     assert f"dsh-npm 1.0.0\n├── @scope/esm {esm}\n└── lib-c {lib_c}\n" in out
+    assert "dependencies:\n@dshctl/host-base (template)\ndsh-npm 1.0.0\n" in out  # layer order
     assert "lib-a" not in out  # two levels down
     code, out, _ = cli(capsys, "plugin", "--profile", "web", "list", "--depth", "2")
     assert f"├─┬ @scope/esm {esm}\n│ └── lib-a {_version(web, 'lib-a')}\n" in out
