@@ -8,7 +8,7 @@ One cold `plugin add` fills the store; then, interleaved per round: a warm `plug
 profile (in process, so CPU is this process's user+sys, threads included) with the placement as
 shipped (copies: reflink where the file system has it, else copy_file_range) and with the old hard
 links patched in; `plugin verify` and a no-op `plugin install` of a placed profile (both re-hash every
-placed npm file now). Medians.
+placed npm file now); the per-file digests a cold add now records for the store's trees. Medians.
 """
 from __future__ import annotations
 
@@ -81,12 +81,17 @@ def main() -> None:
                     layout._copy_tree = shipped
             rows["verify"].append(timed(lambda: verify(home, "web")))
             rows["install (no-op)"].append(timed(lambda: Installer(home, "web").install()))
+        from dshctl.bundles.tree import file_digests
+
+        trees = [p for p in (home / ".dshctl/store/npm/trees").iterdir() if p.is_dir()]
+        digests = [timed(lambda: [file_digests(t) for t in trees]) for _ in range(args.rounds)]
+        rows["record digests (cold add)"] = digests  # what each cold add now also does
         files = sum(1 for _ in (home / "profiles/web/node_modules/dsh-bench/node_modules").rglob("*"))
         print(f"{args.rounds} rounds, {files} placed npm entries per profile; cold add "
               f"{cold[0]:.3f} s CPU / {cold[1]:.3f} s wall")
-        print(f"{'':22} {'CPU s':>8} {'wall s':>8}")
+        print(f"{'':26} {'CPU s':>8} {'wall s':>8}")
         for k, v in rows.items():
-            print(f"{k:22} {statistics.median(c for c, _ in v):8.3f} "
+            print(f"{k:26} {statistics.median(c for c, _ in v):8.3f} "
                   f"{statistics.median(w for _, w in v):8.3f}")
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
