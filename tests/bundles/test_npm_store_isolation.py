@@ -228,3 +228,33 @@ def test_prunes_racing_real_installs_never_break_one(home, installed, repos):
     check = subprocess.run([exe, "plugin", "store", "verify"], env=env, capture_output=True,
                            text=True, timeout=120)
     assert check.returncode == 0 and "0 corrupt" in check.stdout
+
+
+def test_verify_is_clean_after_optional_packages_were_skipped_and_with_a_scoped_esm_tree(
+        home, repos, npm_env, capsys):
+    src = npm_bundle(repos, "dsh-opt", {"needs-optional": "^1.0.0", "@scope/esm": "^1.0.0"})
+    code, _out, err = cli(capsys, "plugin", "--profile", "opt", "add", src.url)
+    assert code == 0, err
+    code, out, _ = cli(capsys, "plugin", "--profile", "opt", "verify")
+    assert code == 0, out
+    code, out, _ = cli(capsys, "plugin", "--profile", "opt", "install")
+    assert code == 0 and "unchanged" in out and "installed" not in out
+
+
+def test_an_edited_git_npm_dependency_is_found_and_repaired(home, repos, npm_env, capsys):
+    dep = repos("gitdep")
+    dep.commit({"package.json": json.dumps({"name": "gitdep", "version": "0.3.0",
+                                            "main": "index.js"}),
+                "index.js": "module.exports = 'gitdep';\n"})
+    src = npm_bundle(repos, "dsh-gd", {"gitdep": f"git+{dep.url}", "lib-a": "^1.0.0"})
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "add", src.url)
+    assert code == 0, err
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 0, out
+    placed = home / "profiles/web/node_modules/dsh-gd/node_modules/gitdep/index.js"
+    placed.write_text(EDIT)
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 1 and "modified: node_modules/gitdep/index.js" in out
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install")
+    assert code == 0, err
+    assert placed.read_text() == "module.exports = 'gitdep';\n"
