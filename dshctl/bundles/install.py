@@ -236,14 +236,8 @@ class Installer:
         try:
             for i, plan in enumerate(plans, 1):
                 prev = plan.previous
-                same_tree = prev is not None and prev.commit == plan.stored.commit \
-                    and prev.integrity == plan.stored.integrity and npm_as_locked(prof.module_dir(plan.info.name), prev)
                 damaged = prev is not None and prev.npm_problem is not None  # re-resolved
-                if exact and same_tree and not damaged:  # install repairs edited npm files
-                    plan.npm_intact = npm_files_as_locked(self.home, prof.module_dir(
-                        plan.info.name), prev)
-                if not refresh and same_tree and not damaged and (not exact or (tree_as_locked(
-                        prof.module_dir(plan.info.name), prev) and plan.npm_intact)):
+                if not damaged and self._keep_placed(prof, plan, exact=exact, refresh=refresh):
                     continue  # nothing to place: npm stays None (kept as locked)
                 self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
                 if not plan.npm_intact:  # the store's copy may be what changed: check it too
@@ -267,6 +261,17 @@ class Installer:
                 outcome.scripts += plan.npm.scripts
         finally:
             ctx.close()
+
+    def _keep_placed(self, prof: _Profile, plan: _Plan, *, exact: bool, refresh: bool) -> bool:
+        """The bundle's placed npm packages stay as they are: same tree, as locked, and for
+        install (``exact``) every file re-hashed as the store recorded it (else repaired)."""
+        prev, directory = plan.previous, prof.module_dir(plan.info.name)
+        same_tree = prev is not None and prev.commit == plan.stored.commit \
+            and prev.integrity == plan.stored.integrity and npm_as_locked(directory, prev)
+        if exact and same_tree:
+            plan.npm_intact = npm_files_as_locked(self.home, directory, prev)
+        return not refresh and same_tree and (not exact or (
+            tree_as_locked(directory, prev) and plan.npm_intact))
 
     def _record(self, prof: _Profile, plan: _Plan, exact: bool):
         info, prev, pkg = plan.info, plan.previous, plan.stored
