@@ -5,6 +5,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from dshctl.bundles.specs import GitSpec, is_commit
 from dshctl.errors import DshctlError
@@ -50,14 +51,24 @@ class Git:
         })
         return env
 
-    def run(self, args: list[str], *, cwd: Path | None = None, what: str, stdout=None) -> bytes:
-        """Run git; its output is returned, or streamed into the open file ``stdout``."""
+    def run(self, args: list[str], *, cwd: Path | None = None, what: str, stdout=None,
+            progress: Callable[[str], None] | None = None) -> bytes:
+        """Run git; its output is returned, or streamed into the open file ``stdout``.
+        ``progress`` gets git's transfer progress (bytes, rate) while it runs (git_progress.py)."""
         import subprocess  # here: a warm run starts no git process and needs no subprocess
 
         try:
-            proc = subprocess.run(["git", *_SAFE_CONFIG, *args], cwd=cwd, env=self.env(),
-                                  stdin=subprocess.DEVNULL, stdout=stdout or subprocess.PIPE,
-                                  stderr=subprocess.PIPE, timeout=TIMEOUT)
+            if progress is not None:
+                from dshctl.bundles import git_progress
+
+                code, out, err = git_progress.run(["git", *_SAFE_CONFIG, *args], env=self.env(),
+                                                  cwd=cwd, timeout=TIMEOUT, what=what,
+                                                  progress=progress)
+                proc = subprocess.CompletedProcess(args, code, out, err)
+            else:
+                proc = subprocess.run(["git", *_SAFE_CONFIG, *args], cwd=cwd, env=self.env(),
+                                      stdin=subprocess.DEVNULL, stdout=stdout or subprocess.PIPE,
+                                      stderr=subprocess.PIPE, timeout=TIMEOUT)
         except FileNotFoundError:
             raise GitError("git not found on PATH", hint="install git to add bundles from git sources")
         except subprocess.TimeoutExpired:
@@ -142,7 +153,8 @@ def make_bare_repo(repo: Path) -> None:
                                  "\tbare = true\n")
 
 
-def fetch_commit(git: Git, url: str, commit: str, repo: Path) -> bool:
+def fetch_commit(git: Git, url: str, commit: str, repo: Path,
+                 progress: Callable[[str], None] | None = None) -> bool:
     """Fetch ``commit`` into the bare repository ``repo``; True when the shallow fetch worked.
 
     A depth-1 fetch of one commit needs a server that allows fetching by object id (protocol v2
@@ -153,14 +165,15 @@ def fetch_commit(git: Git, url: str, commit: str, repo: Path) -> bool:
     make_bare_repo(repo)
     # no fsync of the packs: the repository is scratch, deleted once the tree is exported
     where = ["-c", "core.fsync=none", "--git-dir", str(repo)]
+    loud = ["--progress"] if progress else ["--quiet"]  # git's byte counts, parsed as they come
     try:
-        git.run([*where, "fetch", "--quiet", "--no-tags", "--depth=1", "--", url, commit],
-                what=f"fetching {commit[:12]} from {url}")
+        git.run([*where, "fetch", *loud, "--no-tags", "--depth=1", "--", url, commit],
+                what=f"fetching {commit[:12]} from {url}", progress=progress)
         return True
     except GitError:
-        git.run([*where, "fetch", "--quiet", "--no-tags", "--", url,
+        git.run([*where, "fetch", *loud, "--no-tags", "--", url,
                  "+refs/heads/*:refs/remotes/src/*", "+refs/tags/*:refs/tags/*"],
-                what=f"fetching {url}")
+                what=f"fetching {url}", progress=progress)
     check_commit(git, url, commit, repo)
     return False
 

@@ -16,8 +16,8 @@ from dshctl.bundles import manifest as mf
 from dshctl.bundles import pnpm_lock
 from dshctl.bundles.limits import check_tree
 from dshctl.bundles.outcome import Change, Options, Outcome  # noqa: F401 - the installer's API
-from dshctl.bundles.placed import (declares_dependencies, manifest_of, npm_as_locked, same_npm,
-                                   tree_as_locked)
+from dshctl.bundles.placed import (declares_dependencies, manifest_of, npm_as_locked,
+                                   npm_files_as_locked, same_npm, tree_as_locked)
 from dshctl.bundles.package import PLAIN_WARNING, PackageInfo, read_package
 from dshctl.bundles.interop import (PNPM_WORKSPACE_TEMPLATE, RegistryBundles, known_specs,
                                     pnpm_lock_text, refuse_unknown_bundles)
@@ -26,7 +26,8 @@ from dshctl.bundles.registry_spec import (RegistrySpec, TarballSpec, looks_like_
                                           parse_tarball_spec)
 from dshctl.bundles.specs import GitSpec, parse_spec
 from dshctl.bundles.store import StoredPackage, Store
-from dshctl.bundles.transaction import Faults, Transaction, profile_lock, recover
+from dshctl.bundles.transaction import (Faults, Transaction, profile_lock, recover,
+                                       store_use_lock)
 from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, check_profile_name, profile_dir
 from dshctl.errors import DshctlError, Loc
 
@@ -44,6 +45,7 @@ class _Plan:
     previous: lockmod.LockEntry | None
     npm: NpmDeps | None = None  # None: keep what the lock records, place nothing new
     registry: dict | None = None  # a registry bundle: {"resolved", "integrity"} of its tarball
+    npm_intact: bool = True  # install found every placed npm file as the store recorded it
 
 
 class _Profile:
@@ -122,7 +124,7 @@ class Installer:
         return self._locked(lambda tx, prof: self._remove(tx, prof, names))
 
     def _locked(self, body: Callable[[Transaction, _Profile], Outcome]) -> Outcome:
-        with profile_lock(self.home, self.profile):
+        with profile_lock(self.home, self.profile), store_use_lock(self.home):
             recover(self.home, profile_dir(self.home, self.profile))  # runs killed half-way
             prof = _Profile(self.home, self.profile)
             self.faults.writes = 0  # write:<n> counts within each locked run
@@ -234,13 +236,15 @@ class Installer:
         try:
             for i, plan in enumerate(plans, 1):
                 prev = plan.previous
-                same_tree = prev is not None and prev.commit == plan.stored.commit \
-                    and prev.integrity == plan.stored.integrity and npm_as_locked(prof.module_dir(plan.info.name), prev)
                 damaged = prev is not None and prev.npm_problem is not None  # re-resolved
-                if not refresh and same_tree and not damaged and (not exact or tree_as_locked(
-                        prof.module_dir(plan.info.name), prev)):
+                if not damaged and self._keep_placed(prof, plan, exact=exact, refresh=refresh):
                     continue  # nothing to place: npm stays None (kept as locked)
                 self._progress(f"npm dependencies {i}/{len(plans)}: {plan.info.name}")
+                if not plan.npm_intact:  # the store's copy may be what changed: check it too
+                    from dshctl.bundles.store_admin import repair_entries
+
+                    outcome.notes += [f"the store entry {r}" for r in
+                                      repair_entries(self.home, prev.npm)]
                 if damaged:
                     outcome.warnings.append(f"dshctl: warning: {prev.npm_problem}; resolving "
                                             f"the npm dependencies of {plan.info.name} again")
@@ -258,6 +262,17 @@ class Installer:
         finally:
             ctx.close()
 
+    def _keep_placed(self, prof: _Profile, plan: _Plan, *, exact: bool, refresh: bool) -> bool:
+        """The bundle's placed npm packages stay as they are: same tree, as locked, and for
+        install (``exact``) every file re-hashed as the store recorded it (else repaired)."""
+        prev, directory = plan.previous, prof.module_dir(plan.info.name)
+        same_tree = prev is not None and prev.commit == plan.stored.commit \
+            and prev.integrity == plan.stored.integrity and npm_as_locked(directory, prev)
+        if exact and same_tree:
+            plan.npm_intact = npm_files_as_locked(self.home, directory, prev)
+        return not refresh and same_tree and (not exact or (
+            tree_as_locked(directory, prev) and plan.npm_intact))
+
     def _record(self, prof: _Profile, plan: _Plan, exact: bool):
         info, prev, pkg = plan.info, plan.previous, plan.stored
         npm = plan.npm.packages if plan.npm is not None else (prev.npm if prev else {})
@@ -265,8 +280,8 @@ class Installer:
             prev.commit == pkg.commit and prev.integrity == pkg.integrity and \
             same_npm(prev.npm, npm) and npm_as_locked(prof.module_dir(info.name), prev)
         if exact:
-            action = "unchanged" if intact and tree_as_locked(prof.module_dir(info.name), prev) \
-                else "installed"
+            action = "unchanged" if intact and plan.npm_intact and \
+                tree_as_locked(prof.module_dir(info.name), prev) else "installed"
         elif intact:
             action = "unchanged"
         else:
@@ -303,7 +318,8 @@ class Installer:
                 raise _not_installed(name, prof)
             old = prof.lock.get(name)
             changes.append(Change(name, "removed", old.version if old else None, None,
-                                  old.commit if old else None, prof.installed_is_bundle(name)))
+                                  old.commit if old else None, prof.installed_is_bundle(name),
+                                  npm_packages=len(old.npm) if old else 0))
             mf.set_dependency(prof.manifest, name, None)
         new_lock = {n: e for n, e in prof.lock.items() if n not in names}
         manifest = prof.manifest

@@ -9,6 +9,13 @@ from typing import Callable
 from dshctl.bundles.limits import Limits
 
 
+class TransferProgress(str):
+    """A progress message about bytes moving (a git fetch's size and rate): worth a terminal's
+    live status line, noise in piped output, which leaves it out."""
+
+    is_transfer = True  # what the CLI checks, without importing this module
+
+
 @dataclass
 class Options:
     offline: bool = False
@@ -33,7 +40,7 @@ class Change:
     forced: bool = False
     conflicts: list[dict] = field(default_factory=list)
     stored_path: Path | None = None  # the new tree in the store (for update previews)
-    npm_packages: int = 0  # npm dependencies installed with it
+    npm_packages: int = 0  # npm dependencies installed with it (removed with it, for remove)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "action": self.action, "version": self.version,

@@ -26,6 +26,15 @@ def npm_as_locked(directory: Path, entry: lockmod.LockEntry) -> bool:
     return True
 
 
+def npm_files_as_locked(home: Path, directory: Path, entry: lockmod.LockEntry) -> bool:
+    """Every placed npm file as the store recorded it (re-hashed; none hard-linked to the store)."""
+    if not entry.npm:
+        return True
+    from dshctl.bundles.npm.placed import npm_changes
+
+    return not npm_changes(home, directory, entry.npm)
+
+
 def same_npm(old: dict, new: dict) -> bool:
     """The same npm packages at the same versions and integrities (placement paths as keys)."""
     def key(d: dict) -> dict:

@@ -151,7 +151,8 @@ def _scalar(value) -> str:
         return str(value)
     text = str(value)
     if (not text or text[0] in _PLAIN_UNSAFE_START or text[-1] in " :" or ": " in text
-            or " #" in text or any(c in text for c in ",[]{}\n\t") or _LOOKS_TYPED.match(text)):
+            or " #" in text or any(c in text for c in ",[]{}\n\t") or _LOOKS_TYPED.match(text)
+            or text == "="):  # YAML 1.1's "value" key: ruamel's safe loader refuses it plain
         return "'" + text.replace("'", "''") + "'"
     return text
 

@@ -68,6 +68,15 @@ def list_packages(home: Path, profile: str) -> list[PackageRow]:
     return rows
 
 
+def dependency_trees(home: Path, profile: str, depth: int) -> dict[str, dict]:
+    """``name -> tree`` of each locked package's npm dependencies, ``depth`` levels down (as
+    pnpm's ``list --depth``: 0 shows none), from the lock's ``requiredBy`` records."""
+    from dshctl.bundles.dep_tree import bundle_tree
+
+    _directory, _manifest, locked = _load(home, profile)
+    return {name: bundle_tree(name, entry, depth).to_dict() for name, entry in locked.items()}
+
+
 def _source(name: str, entry) -> str | None:
     if entry is None:
         return None
@@ -84,10 +93,13 @@ def _installed_version(directory: Path, name: str) -> str | None:
 
 def why(home: Path, profile: str, name: str) -> dict:
     """Why ``name`` is part of the profile: its dependency spec, layer position and lock record."""
+    from dshctl.bundles.dep_tree import why_trees
+
     directory, manifest, locked = _load(home, profile)
     deps = mf.dependencies_of(manifest)
     bundles = mf.bundles_of(manifest)
-    if name not in deps and name not in bundles and name not in locked:
+    npm_trees = why_trees(locked, name)
+    if name not in deps and name not in bundles and name not in locked and not npm_trees:
         raise DshctlError(f"{name} is not part of profile {profile}",
                           loc=Loc(str(directory / "package.json")),
                           hint=f"see what is: dshctl plugin --profile {profile} list")
@@ -106,9 +118,20 @@ def why(home: Path, profile: str, name: str) -> dict:
             f"{entry.version} ({entry.registry['resolved']}, {entry.registry['integrity'][:15]}…)"
         reasons.append(f"locked: {entry.spec} resolved to {target}"
                        + (" (installed with --force despite incompatible ranges)" if entry.forced else ""))
+    for tree in npm_trees:
+        for chain in _chains(tree):
+            reasons.append(f"npm dependency of {tree.name}: " + " > ".join(chain))
     return {"name": name, "profile": profile, "reasons": reasons,
+            "directory": str(directory), "npm": [t.to_dict() for t in npm_trees],
             "dependency": deps.get(name), "position": bundles.index(name) + 1 if name in bundles
             else None, "lock": asdict(entry) if entry else None}
+
+
+def _chains(node, prefix: tuple[str, ...] = ()) -> list[list[str]]:
+    here = prefix + (f"{node.name}@{node.version}" if node.version else node.name,)
+    if not node.children:
+        return [list(here)]
+    return [c for child in node.children for c in _chains(child, here)]
 
 
 @dataclass
@@ -135,10 +158,15 @@ def verify(home: Path, profile: str) -> list[VerifyResult]:
             results.append(VerifyResult(name, "missing"))
             continue
         actual = file_digests(target, set(entry.npm))  # npm dependencies: not the bundle's
-        if tree_hash(actual) == entry.integrity:
-            results.append(VerifyResult(name, "ok"))
-            continue
-        stored = store.get(entry.commit)
-        files = diff_digests(stored.files, actual) if stored else {}
-        results.append(VerifyResult(name, "modified", {k: v for k, v in files.items() if v}))
+        files: dict[str, list[str]] = {}
+        if tree_hash(actual) != entry.integrity:
+            stored = store.get(entry.commit)
+            files = {k: v for k, v in (diff_digests(stored.files, actual) if stored else
+                                       {"modified": ["(the bundle's own files)"]}).items() if v}
+        if entry.npm:  # every placed npm file re-hashed against the store's record
+            from dshctl.bundles.npm.placed import npm_changes
+
+            for kind, paths in npm_changes(Path(home), target, entry.npm).items():
+                files.setdefault(kind, []).extend(paths)
+        results.append(VerifyResult(name, "modified" if files else "ok", files))
     return results

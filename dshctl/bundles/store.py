@@ -29,7 +29,7 @@ from typing import Callable
 from dshctl.bundles import git as gitmod
 from dshctl.bundles.specs import GitSpec, is_commit
 from dshctl.bundles.transaction import Faults
-from dshctl.bundles.tree import file_digests, tree_hash
+from dshctl.bundles.tree import file_digests, make_read_only, tree_hash
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
 
@@ -145,21 +145,22 @@ class Store:
             # Fetches only run under the store lock, so any scratch left here is a killed run's.
             for stale in (self.root / "tmp").glob("fetch-*"):
                 shutil.rmtree(stale, ignore_errors=True)
-            return self._fetch(spec.url, commit, check)
+            return self._fetch(spec.url, commit, check, progress)
 
-    def _fetch(self, url: str, commit: str,
-               check: Callable[[Path], None] | None = None) -> StoredPackage:
+    def _fetch(self, url: str, commit: str, check: Callable[[Path], None] | None = None,
+               progress: Progress | None = None) -> StoredPackage:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=self.root / "tmp"))
         try:
             repo = scratch / "repo.git"
-            shallow = gitmod.fetch_commit(self.git, url, commit, repo)
+            shallow = gitmod.fetch_commit(self.git, url, commit, repo, progress)
             try:
                 gitmod.export_tree(self.git, repo, commit, scratch / "tree")
             except gitmod.GitError:
                 gitmod.check_commit(self.git, url, commit, repo)  # the object is not a commit
                 raise
             files = file_digests(scratch / "tree")
+            make_read_only(scratch / "tree")  # profiles get copies (tree.copy_tree)
             verdict = check(scratch / "tree") if check else None
             self.packages.mkdir(parents=True, exist_ok=True)
             final = self.packages / commit

@@ -62,6 +62,14 @@ def profile_lock(home: Path, profile: str, *, timeout: float = 120.0):
                      what=f"profile {profile}")
 
 
+def store_use_lock(home: Path, *, exclusive: bool = False, timeout: float = 600.0):
+    """Held shared by every run that reads or writes the store for a profile (add, install,
+    update, remove), exclusively by ``plugin store prune``: a prune never removes an entry that a
+    run has found in the store and is about to place."""
+    return file_lock(home_lock_path(home, "store-use.lock"), timeout=timeout, shared=not exclusive,
+                     what="the package store (a prune or an install is running)")
+
+
 class Transaction:
     """One change to a profile. Each write is first logged (write-ahead, fsynced) as the data of
     its inverse in ``<stage>/journal.jsonl``, so a run killed half-way is rolled back by the next

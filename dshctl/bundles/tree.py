@@ -7,10 +7,13 @@ import shutil
 from pathlib import Path
 
 
-def file_digests(root: Path, skip: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+def file_digests(root: Path, skip: frozenset[str] | set[str] = frozenset(),
+                 linked: list[str] | None = None) -> dict[str, str]:
     """``relative path -> digest`` for every file and link under ``root`` (links are never followed).
 
     ``skip`` holds relative directory paths left out (a bundle's placed npm dependencies).
+    ``linked``, when given, collects the files that have other hard links (shared with the store
+    by an older dshctl, so an edit would reach it).
 
     A file's digest is ``x:``/``f:`` (executable or not) plus the sha256 of its bytes; a link's is
     ``l:`` plus its target.
@@ -31,6 +34,8 @@ def file_digests(root: Path, skip: frozenset[str] | set[str] = frozenset()) -> d
                     dirnames.remove(name)  # os.walk would not descend, but be explicit
             elif name in filenames:
                 st = path.stat()
+                if linked is not None and st.st_nlink > 1:
+                    linked.append(rel)
                 kind = "x" if st.st_mode & 0o111 else "f"
                 out[rel] = f"{kind}:{_sha256_file(path)}"
     return dict(sorted(out.items()))
@@ -61,8 +66,73 @@ def diff_digests(expected: dict[str, str], actual: dict[str, str]) -> dict[str, 
 
 
 def copy_tree(src: Path, dest: Path) -> None:
-    """Copy a package; links are copied as links, never followed."""
-    shutil.copytree(src, dest, symlinks=True)
+    """Copy a package out of the store; links are copied as links, never followed. The copy's files
+    are the profile's own (writable, see ``clone_file``): nothing done to them reaches the store."""
+    shutil.copytree(src, dest, symlinks=True,
+                    copy_function=lambda s, d: clone_file(s, d, os.stat(s).st_mode))
+
+
+_FICLONE = 0x40049409  # linux/fs.h: share the blocks, copy-on-write (btrfs, XFS, bcachefs, …)
+_reflink_works = [True]  # set False after the first "not supported here": one failed ioctl per run
+
+
+def clone_file(src: str, dst: str, mode: int) -> None:
+    """A copy of ``src`` at ``dst`` that shares nothing writable with it: a reflink where the file
+    system has them (blocks shared until either side writes), else an in-kernel copy. The copy
+    is writable by its owner even though store files are read-only."""
+    fd_in = os.open(src, os.O_RDONLY)
+    try:
+        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            if not _reflink(fd_in, fd_out):
+                _copy_bytes(fd_in, fd_out, os.fstat(fd_in).st_size)
+            os.fchmod(fd_out, (mode & 0o777) | 0o200)
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+
+
+def _reflink(fd_in: int, fd_out: int) -> bool:
+    if not _reflink_works[0]:
+        return False
+    import fcntl
+
+    try:
+        fcntl.ioctl(fd_out, _FICLONE, fd_in)
+        return True
+    except OSError:  # EOPNOTSUPP/EINVAL/EXDEV/ENOTTY: this file system cannot; do not ask again
+        _reflink_works[0] = False
+        return False
+
+
+def _copy_bytes(fd_in: int, fd_out: int, size: int) -> None:
+    done = 0
+    try:
+        while done < size:
+            n = os.copy_file_range(fd_in, fd_out, size - done)
+            if n == 0:
+                break
+            done += n
+        return
+    except OSError:  # old kernels, or across file systems: read and write
+        os.lseek(fd_in, done, os.SEEK_SET)
+        os.lseek(fd_out, done, os.SEEK_SET)
+    for block in iter(lambda: os.read(fd_in, 1 << 20), b""):
+        view = memoryview(block)
+        while view:
+            view = view[os.write(fd_out, view):]
+
+
+def make_read_only(root: Path) -> None:
+    """Take the write bits off every file under ``root`` (a store tree; directories keep theirs,
+    so the store can still remove a tree it no longer needs)."""
+    for dirpath, _dirnames, filenames in os.walk(root):
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if not os.path.islink(path) and st.st_mode & 0o222:
+                os.chmod(path, st.st_mode & ~0o222 & 0o7777)
 
 
 def remove_tree(path: Path) -> None:

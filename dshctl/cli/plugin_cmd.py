@@ -49,6 +49,9 @@ def register(app: typer.Typer) -> None:
     group.command("list")(list_)
     group.command("why")(why)
     group.command("verify")(verify)
+    from dshctl.cli import plugin_store_cmd
+
+    plugin_store_cmd.register(group)
     app.add_typer(group, name="plugin")
 
 
@@ -169,23 +172,38 @@ def install(ctx: typer.Context, offline: OfflineOpt = False, fmt: FormatOpt = "t
 
 
 def list_(ctx: typer.Context, fmt: FormatOpt = "text",
-          home: HomeOpt = None, profile: ProfileOpt = None) -> None:
+          home: HomeOpt = None, profile: ProfileOpt = None,
+          depth: Annotated[int, typer.Option(
+              "--depth", min=0, max=1000,
+              help="Show npm dependencies this many levels below each package (as pnpm list "
+                   "--depth; 0: none).")] = 0) -> None:
     """Bundles in layer order, then plain dependencies.
 
-    Example: dshctl plugin list --format json
+    Example: dshctl plugin list --depth 2
     """
-    from dshctl.bundles.query import list_packages
+    from dshctl.bundles.query import dependency_trees, list_packages
     from dshctl.cli.common import check_format, print_json
 
     check_format(fmt)
     st = effective(ctx, home, profile)
     rows = list_packages(st.home, st.profile)
+    trees = dependency_trees(st.home, st.profile, depth) if depth else {}
     for r in rows:
         if r.problem:
             sys.stderr.write(f"dshctl: warning: {r.problem}; run `dshctl plugin --profile "
                              f"{st.profile} install` to resolve its npm dependencies again\n")
     if fmt == "json":
-        print_json({"profile": st.profile, "packages": [r.to_dict() for r in rows]})
+        print_json({"profile": st.profile, "packages": [
+            {**r.to_dict(), **({"dependencies": trees[r.name].get("dependencies", [])}
+                               if r.name in trees else {})} for r in rows]})
+        return
+    if depth:  # pnpm's tree: each package, its npm dependencies below it
+        from dshctl.cli.plugin_output import print_trees
+        from dshctl.core.compose.profile import profile_dir
+
+        print_trees(f"{st.profile} {profile_dir(st.home, st.profile)}",
+                    [trees.get(r.name) or {"name": r.name, "version": r.version or (
+                        "(template)" if r.template else None)} for r in rows])
         return
     out = []
     for r in rows:
@@ -211,9 +229,17 @@ def why(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Package na
     if fmt == "json":
         print_json(data)
         return
-    sys.stdout.write(f"{name} in profile {st.profile}:\n")
-    for reason in data["reasons"]:
-        sys.stdout.write(f"  {reason}\n")
+    own = [r for r in data["reasons"] if not r.startswith("npm dependency of ")]
+    if own:
+        sys.stdout.write(f"{name} in profile {st.profile}:\n")
+        for reason in own:
+            sys.stdout.write(f"  {reason}\n")
+    if data["npm"]:  # through npm dependencies: the chains from each bundle, as pnpm prints them
+        from dshctl.cli.plugin_output import print_trees
+
+        if own:
+            sys.stdout.write("\n")
+        print_trees(f"{st.profile} {data['directory']}", data["npm"])
 
 
 def verify(ctx: typer.Context, fmt: FormatOpt = "text",

@@ -27,6 +27,8 @@ def progress():
             last = {"phase": None, "at": 0.0}
 
             def line(message: str) -> None:
+                if getattr(message, "is_transfer", False):  # bundles.outcome.TransferProgress
+                    return  # byte counts and rates are for a terminal's status line only
                 phase = "".join(ch for ch in message if not ch.isdigit())
                 now = time.monotonic()
                 if phase != last["phase"] or now - last["at"] > 3:
@@ -87,6 +89,8 @@ def summary(outcome, fmt: str, preview: dict | None = None) -> None:
     for c in outcome.changes:
         layer = str(c.position) if c.position else ("plain" if not c.bundle else "-")
         action = c.action + (" (forced)" if c.forced else "")
+        if c.action == "removed" and c.npm_packages:  # they went with it: say so
+            action += f" with its {c.npm_packages} npm package" + ("s" if c.npm_packages > 1 else "")
         rows.append([c.name, c.version or "-", (c.commit or c.old_commit or "-")[:12], layer,
                      str(c.npm_packages), action])
     print_table(SUMMARY_COLUMNS, rows)
@@ -104,3 +108,26 @@ def _line(text: str) -> None:
         console().print(text)
     else:
         sys.stdout.write(text + "\n")
+
+
+def tree_lines(node: dict, prefix: str = "", last: bool = True, root: bool = True) -> list[str]:
+    """A dependency tree (``{"name", "version", "dependencies": [...]}``) drawn as pnpm draws
+    `pnpm list` and `pnpm why`: ``├──``/``└──`` for a leaf, ``├─┬``/``└─┬`` above children."""
+    label = f"{node['name']} {node.get('version') or '-'}"
+    kids = node.get("dependencies") or []
+    if root:
+        lines, inner = [label], ""
+    else:
+        branch = ("└─" if last else "├─") + ("┬ " if kids else "─ ")
+        lines, inner = [prefix + branch + label], prefix + ("  " if last else "│ ")
+    for i, kid in enumerate(kids):
+        lines += tree_lines(kid, inner, i == len(kids) - 1, root=False)
+    return lines
+
+
+def print_trees(title: str, trees: list[dict]) -> None:
+    """pnpm's layout: a legend, the project line, then ``dependencies:`` and one tree each."""
+    sys.stdout.write("Legend: production dependency, optional only, dev only\n\n")
+    sys.stdout.write(f"{title}\n\ndependencies:\n")
+    for tree in trees:
+        sys.stdout.write("\n".join(tree_lines(tree)) + "\n")

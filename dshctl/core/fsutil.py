@@ -68,8 +68,10 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def file_lock(lock_path: str | Path, *, timeout: float = 30.0, what: str = "this file") -> Iterator[None]:
-    """An exclusive advisory lock (flock) on ``lock_path``, waiting up to ``timeout`` seconds.
+def file_lock(lock_path: str | Path, *, timeout: float = 30.0, what: str = "this file",
+              shared: bool = False) -> Iterator[None]:
+    """An exclusive advisory lock (flock) on ``lock_path``, waiting up to ``timeout`` seconds;
+    ``shared``: a shared one (many holders at once, none while someone holds it exclusively).
 
     When the lock had to create the home itself (not just its ``.dshctl/locks/``), a failure of the
     locked block removes the lock file and those directories again: a failed command on a missing
@@ -84,7 +86,7 @@ def file_lock(lock_path: str | Path, *, timeout: float = 30.0, what: str = "this
         deadline = time.monotonic() + timeout
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -116,6 +118,10 @@ def _undo(lock_path: Path, created: list[Path]) -> None:
     with contextlib.suppress(OSError):
         lock_path.unlink()
     for directory in created:  # deepest first; stops at the first one the command filled
+        if directory.name == "locks":  # the home was this command's: so are the locks beside it
+            for other in directory.glob("*.lock"):
+                with contextlib.suppress(OSError):
+                    other.unlink()
         try:
             directory.rmdir()
         except OSError:

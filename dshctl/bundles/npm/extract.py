@@ -141,7 +141,7 @@ def _one(tar, member, dest: str, what: str, budget: Budget, links: set, made: se
         view = memoryview(body)
         while view:
             view = view[os.write(fd, view):]
-        os.fchmod(fd, 0o755 if member.mode & 0o111 else 0o644)
+        os.fchmod(fd, 0o555 if member.mode & 0o111 else 0o444)  # store files: read-only
     finally:
         os.close(fd)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dshctl.bundles.npm.names import is_inside, is_valid_name
 from dshctl.bundles.package import _valid_name
+from dshctl.bundles.tree import clone_file
 from dshctl.errors import DshctlError
 
 _SEGMENT = re.compile(r"node_modules/((?:@[^/]+/)?[^/]+)")
@@ -60,7 +61,7 @@ def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
         if os.path.lexists(dest):  # a vendored copy in the bundle's own tree: npm replaces it
             shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
         dest.parent.mkdir(parents=True, exist_ok=True)
-        _link_tree(str(trees[path]), str(dest))
+        _copy_tree(str(trees[path]), str(dest))
 
 
 def _check_placement(root: Path, dest: Path, path: str) -> None:
@@ -74,10 +75,11 @@ def _refuse(path: str, root: Path):
                       "hostile or damaged; nothing was placed")
 
 
-def _link_tree(src: str, dst: str) -> None:
-    """Hard links from the store, as pnpm does (no bytes copied; same filesystem as the store),
-    else copies; symbolic links as links. Store files are never rewritten in place, so sharing
-    them is safe for dshctl. Directories get the store's mode (not its times or xattrs:
+def _copy_tree(src: str, dst: str) -> None:
+    """Copies from the store, never hard links: a hard link shares the inode, so an edit in one
+    profile (and root ignores the store's read-only modes) would change the store and every other
+    profile (docs/bundles.md, "The store"). ``clone_file`` reflinks where the file system can.
+    Symbolic links stay links. Directories get the store's mode (not its times or xattrs:
     ``shutil.copytree``'s copystat per directory was a third of the placing time)."""
     os.mkdir(dst)
     with os.scandir(src) as entries:
@@ -86,10 +88,7 @@ def _link_tree(src: str, dst: str) -> None:
             if entry.is_symlink():
                 os.symlink(os.readlink(entry.path), target)
             elif entry.is_dir():
-                _link_tree(entry.path, target)
+                _copy_tree(entry.path, target)
             else:
-                try:
-                    os.link(entry.path, target)
-                except OSError:
-                    shutil.copy2(entry.path, target)
+                clone_file(entry.path, target, entry.stat().st_mode)
     os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))

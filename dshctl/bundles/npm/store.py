@@ -2,7 +2,12 @@
 
     store/npm/tarballs/<algo>-<hex>.tgz   the tarball as the registry sent it (checked)
     store/npm/trees/<algo>-<hex>/         its safe extraction
-    store/npm/trees/<algo>-<hex>.json     {"name", "version", "integrity", "scripts"}: written last
+    store/npm/trees/<algo>-<hex>.json     {"name", "version", "integrity", "scripts", "files"}:
+                                          written last; "files" maps each path to its digest
+                                          as extracted (tree.file_digests)
+
+Store files are read-only and profiles get copies of them (layout.populate), so no edit in a
+profile reaches the store; ``plugin store verify`` re-hashes both against these records.
 
 A tarball is downloaded (in threads), checked against its integrity, extracted into scratch space
 and inspected there; only a package that passed every check is renamed into the store (under
@@ -25,6 +30,7 @@ from dshctl.bundles.npm.registry import FetchFailed, Registry, TooBig
 from dshctl.bundles.npm.scripts import install_scripts
 from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
 from dshctl.bundles.transaction import Faults
+from dshctl.bundles.tree import file_digests
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
 
@@ -43,6 +49,7 @@ class Wanted:
 class StoredTree:
     path: Path
     scripts: dict[str, str]
+    files: dict[str, str] | None = None  # path -> digest (tree.file_digests) as extracted
 
 
 class NpmStore:
@@ -99,7 +106,41 @@ class NpmStore:
             meta = json.loads((self.root / "trees" / f"{key}.json").read_text("utf-8"))
         except (OSError, ValueError):
             return None
-        return StoredTree(tree, meta.get("scripts") or {}) if tree.is_dir() else None
+        return StoredTree(tree, meta.get("scripts") or {}, meta.get("files")) \
+            if tree.is_dir() else None
+
+    def recorded_files(self, integrity: str) -> dict[str, str] | None:
+        """The digests of the stored tree's files as they came out of the checked tarball; for an
+        entry stored before dshctl recorded them, derived again from its tarball (re-checked
+        against ``integrity``; a repair records it). None when neither is in the
+        store or the tarball is damaged."""
+        try:
+            key = sri.store_key(integrity)
+            meta_path = self.root / "trees" / f"{key}.json"
+            meta = json.loads(meta_path.read_text("utf-8"))
+        except (OSError, ValueError, sri.IntegrityError):
+            return None
+        if isinstance(meta.get("files"), dict):
+            return meta["files"]
+        return self.files_from_tarball(integrity)  # not written back: readers never write
+
+    def files_from_tarball(self, integrity: str) -> dict[str, str] | None:
+        """Digests of what the stored tarball unpacks to, the tarball checked first (None when it
+        is missing or does not match ``integrity``)."""
+        from dshctl.bundles.npm.extract import extract
+
+        tgz = self.root / "tarballs" / f"{sri.store_key(integrity)}.tgz"
+        try:
+            sri.check_file(tgz, integrity)
+        except (OSError, sri.IntegrityError):
+            return None
+        (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="check-", dir=self.root / "tmp"))
+        try:
+            extract(tgz, scratch / "t", what=tgz.name, limits=self.limits)
+            return file_digests(scratch / "t")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def ensure_all(self, wanted: list[Wanted], *, registry: Registry | None, offline: bool,
                    progress: Callable[[str], None] | None = None) -> dict[str, StoredTree]:
@@ -137,17 +178,18 @@ class NpmStore:
                     jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
                             for i, w in enumerate(missing.values())]
                     for done, (want, job) in enumerate(jobs, 1):
-                        tgz, scripts = job.result()
+                        tgz, scripts, files = job.result()
                         if progress:
                             progress(f"downloaded {done}/{len(jobs)} npm packages "
                                      f"({received[0] / 1024:.0f} KiB)")
                         out[want.integrity] = self.get(want) or \
-                            self._add(want, tgz, scratch / str(done - 1), scripts)
+                            self._add(want, tgz, scratch / str(done - 1), scripts, files)
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
         return out
 
-    def _unpack(self, registry: Registry, want: Wanted, dest: Path, sink) -> tuple[Path, dict]:
+    def _unpack(self, registry: Registry, want: Wanted, dest: Path,
+                sink) -> tuple[Path, dict, dict]:
         """Download (streamed to a file in scratch), check the integrity, extract into scratch
         ``dest``: nothing in the store, and the tarball never whole in memory."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
@@ -177,9 +219,12 @@ class NpmStore:
         from dshctl.bundles.npm.extract import extract  # tarfile: only when there is one
 
         extract(tgz, dest, what=what, limits=self.limits)
-        return tgz, install_scripts(dest)
+        # each file's digest as it came out of the checked tarball: what `plugin verify` and
+        # `plugin store verify` compare placed and stored files with
+        return tgz, install_scripts(dest), file_digests(dest)
 
-    def _add(self, want: Wanted, tgz: Path, unpacked: Path, scripts: dict) -> StoredTree:
+    def _add(self, want: Wanted, tgz: Path, unpacked: Path, scripts: dict,
+             files: dict[str, str]) -> StoredTree:
         key = self._key(want)
         for sub in ("tarballs", "trees"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
@@ -191,10 +236,10 @@ class NpmStore:
         self.faults.before_write(f"store tree {want.name}")
         unpacked.rename(final)
         meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
-                "scripts": scripts}
+                "scripts": scripts, "files": files}
         self.faults.before_write(f"store metadata {want.name}")
         write_unsynced(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
-        return StoredTree(final, scripts)
+        return StoredTree(final, scripts, files)
 
     def clean_scratch(self) -> None:
         """Remove scratch left by killed runs; call under the store lock."""

@@ -1,0 +1,260 @@
+"""A profile's files cannot change the shared npm store (issue #29): edit a placed dependency in one
+profile, and the store, a second profile's fresh install, `plugin verify`, `plugin install` and
+`plugin store verify|prune` each behave as a user expects. Real registry on 127.0.0.1, real git."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from dshctl.cli.app import main
+
+from .conftest import npm_bundle
+
+DEP = "node_modules/dsh-npm/node_modules/lib-a"
+EDIT = "module.exports = 'edited in profile web';\n"
+
+
+def cli(capsys, *args):
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exit_.value.code, out, err
+
+
+def _main_file(profile_dir: Path) -> Path:
+    pkg = json.loads((profile_dir / DEP / "package.json").read_text())
+    return profile_dir / DEP / (pkg.get("main") or "index.js")
+
+
+@pytest.fixture
+def installed(home, repos, npm_env, capsys):
+    src = npm_bundle(repos, "dsh-npm", {"lib-a": "^1.0.0"})
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "add", src.url)
+    assert code == 0, err
+    return src
+
+
+def test_an_edit_in_one_profile_reaches_neither_the_store_nor_another_profile(home, installed,
+                                                                             capsys):
+    web = home / "profiles/web"
+    target = _main_file(web)
+    original = target.read_bytes()
+    target.write_text(EDIT)  # as root, too: a read-only mode would not stop this write
+
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 1
+    rel = target.relative_to(web / "node_modules/dsh-npm").as_posix()
+    assert f"modified: {rel}" in out
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 0 and "0 corrupt" in out, out  # the store did not change
+
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", installed.url)
+    assert code == 0, err
+    assert _main_file(home / "profiles/work").read_bytes() == original
+
+    code, out, err = cli(capsys, "plugin", "--profile", "web", "install")
+    assert code == 0, err
+    assert "installed" in out  # repaired, not "unchanged"
+    assert target.read_bytes() == original
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 0, out
+
+
+def test_store_files_are_read_only_and_profiles_get_copies(home, installed):
+    web = home / "profiles/web"
+    placed = _main_file(web)
+    trees = home / ".dshctl/store/npm/trees"
+    stored = [p for p in trees.rglob(placed.name) if p.is_file()]
+    assert stored
+    assert all(p.stat().st_mode & 0o222 == 0 for p in stored)
+    assert placed.stat().st_nlink == 1 and placed.stat().st_mode & 0o200
+    assert all(p.stat().st_ino != placed.stat().st_ino for p in stored)
+
+
+def test_an_old_hard_linked_install_is_found_and_repaired(home, installed, capsys):
+    """What an older dshctl left: a placed file hard-linked to the store, both edited."""
+    web = home / "profiles/web"
+    placed = _main_file(web)
+    original = placed.read_bytes()
+    stored = next(p for p in (home / ".dshctl/store/npm/trees").rglob(placed.name)
+                  if p.read_bytes() == original and p.stat().st_ino != placed.stat().st_ino)
+    placed.unlink()
+    os.link(stored, placed)
+    os.chmod(stored, 0o644)
+    stored.write_text(EDIT)  # through either name: the store and the profile change together
+
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 1 and "linked:" in out and "modified:" in out
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 1
+    bad = [line for line in out.splitlines() if line.startswith("corrupt")]
+    assert len(bad) == 1 and "lib-a@" in bad[0] and f"modified: {placed.name}" in bad[0]
+
+    code, out, err = cli(capsys, "plugin", "--profile", "web", "install")
+    assert code == 0, err
+    assert "unpacked again" in err  # the store entry was rebuilt from its checked tarball
+    assert placed.read_bytes() == original and placed.stat().st_nlink == 1
+    assert stored.read_bytes() == original
+    from dshctl.bundles.store_admin import verify as store_verify
+
+    assert [c for c in store_verify(home) if c.problems] == []
+    code, _out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 0
+
+
+def test_store_verify_repair_and_a_missing_tarball(home, installed, capsys):
+    tarball = next((home / ".dshctl/store/npm/tarballs").glob("*.tgz"))
+    with open(tarball, "ab") as f:
+        f.write(b"junk")
+    code, out, _ = cli(capsys, "plugin", "store", "verify", "--format", "json")
+    data = json.loads(out)
+    assert code == 1 and not data["ok"]
+    bad = [e for e in data["entries"] if not e["ok"]]
+    assert [e["kind"] for e in bad] == ["npm"]
+    assert "tarball does not match its integrity" in bad[0]["problems"][0]
+    code, out, _ = cli(capsys, "plugin", "store", "verify", "--repair")
+    assert code == 0 and "-> removed" in out
+    assert not tarball.exists()
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 0 and "0 corrupt" in out
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install")  # fetches it again
+    assert code == 0, err
+    assert tarball.exists()
+
+
+def test_prune_removes_only_what_no_lock_refers_to(home, installed, repos, capsys):
+    other = npm_bundle(repos, "dsh-other", {"lib-b": "^1.0.0"})
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", other.url)
+    assert code == 0, err
+    trees = home / ".dshctl/store/npm/trees"
+    before = {p.name for p in trees.glob("*.json")}
+    code, out, _ = cli(capsys, "plugin", "store", "prune")
+    assert code == 0 and "removed 0 store entries" in out
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "remove", "dsh-other")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "plugin", "store", "prune", "--dry-run")
+    assert "would remove npm lib-b@" in out and {p.name for p in trees.glob("*.json")} == before
+    code, out, _ = cli(capsys, "plugin", "store", "prune")
+    assert code == 0 and "removed npm lib-b@" in out and "removed git" in out
+    after = {p.name for p in trees.glob("*.json")}
+    assert after < before
+    assert not list((home / ".dshctl/store/npm/tmp").glob("npm-prune-*"))
+    # web still installs offline from what was kept
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install", "--offline")
+    assert code == 0, err
+    code, _out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 0
+
+
+def test_prune_waits_for_a_running_install(home, installed, capsys):
+    from dshctl.bundles.store_admin import prune
+    from dshctl.bundles.transaction import store_use_lock
+    from dshctl.errors import DshctlError
+
+    with store_use_lock(home):  # what every install holds while it runs
+        with pytest.raises(DshctlError, match="a prune or an install is running"):
+            prune(home, lock_timeout=0.2)
+    assert prune(home).kept >= 1
+
+
+def test_prune_refuses_when_a_lock_is_unreadable(home, installed, capsys):
+    (home / "profiles/web/dshctl.lock.json").write_text("{not json")
+    code, _out, err = cli(capsys, "plugin", "store", "prune")
+    assert code != 0 and "cannot prune: the lock of profile web is unreadable" in err
+    assert "Traceback" not in err
+    assert list((home / ".dshctl/store/npm/trees").glob("*.json"))
+
+
+def test_an_entry_stored_before_digests_were_recorded_is_checked_from_its_tarball(home, installed,
+                                                                                   capsys):
+    for meta_path in (home / ".dshctl/store/npm/trees").glob("*.json"):
+        meta = json.loads(meta_path.read_text())
+        del meta["files"]  # as an older dshctl wrote it
+        meta_path.write_text(json.dumps(meta))
+    target = _main_file(home / "profiles/web")
+    target.write_text(EDIT)
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 1 and "modified:" in out
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 0 and "0 corrupt" in out
+
+
+def test_a_damaged_git_tree_in_the_store_is_reported_and_fetched_again(home, installed, capsys):
+    packages = home / ".dshctl/store/packages"
+    meta = next(packages.glob("*.json"))
+    patch = meta.with_suffix("") / "cordis.patch.yml"
+    os.chmod(patch, 0o644)
+    patch.write_text("- insert: []\n")
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    bad = [line for line in out.splitlines() if line.startswith("corrupt")]
+    assert code == 1 and len(bad) == 1
+    assert bad[0].startswith("corrupt  git ") and "modified: cordis.patch.yml" in bad[0]
+    code, out, _ = cli(capsys, "plugin", "store", "verify", "--repair")
+    assert code == 0 and "-> removed" in out and not meta.exists()
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install")
+    assert code == 0, err
+    assert meta.exists() and patch.read_text() != "- insert: []\n"
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 0 and "0 corrupt" in out
+
+
+def test_prunes_racing_real_installs_never_break_one(home, installed, repos):
+    """Real dshctl processes: adds into new profiles while prunes run; every add succeeds and
+    every profile verifies (a prune never takes an entry an install found and is placing)."""
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).with_name("dshctl"))
+    env = {**os.environ, "DSH_HOME": str(home), "NO_COLOR": "1"}
+    other = npm_bundle(repos, "dsh-other", {"lib-b": "^1.0.0", "lib-c": "^1.0.0"})
+    procs = []
+    for i in range(3):
+        procs.append(subprocess.Popen([exe, "plugin", "--profile", f"race{i}", "add",
+                                       other.url if i % 2 else installed.url], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(subprocess.Popen([exe, "plugin", "store", "prune"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (proc.args, out, err)
+        assert "Traceback" not in err
+    for profile in ["web", "race0", "race1", "race2"]:
+        check = subprocess.run([exe, "plugin", "--profile", profile, "verify"], env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert check.returncode == 0, (profile, check.stdout, check.stderr)
+    check = subprocess.run([exe, "plugin", "store", "verify"], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 0 and "0 corrupt" in check.stdout
+
+
+def test_verify_is_clean_after_optional_packages_were_skipped_and_with_a_scoped_esm_tree(
+        home, repos, npm_env, capsys):
+    src = npm_bundle(repos, "dsh-opt", {"needs-optional": "^1.0.0", "@scope/esm": "^1.0.0"})
+    code, _out, err = cli(capsys, "plugin", "--profile", "opt", "add", src.url)
+    assert code == 0, err
+    code, out, _ = cli(capsys, "plugin", "--profile", "opt", "verify")
+    assert code == 0, out
+    code, out, _ = cli(capsys, "plugin", "--profile", "opt", "install")
+    assert code == 0 and "unchanged" in out and "installed" not in out
+
+
+def test_an_edited_git_npm_dependency_is_found_and_repaired(home, repos, npm_env, capsys):
+    dep = repos("gitdep")
+    dep.commit({"package.json": json.dumps({"name": "gitdep", "version": "0.3.0",
+                                            "main": "index.js"}),
+                "index.js": "module.exports = 'gitdep';\n"})
+    src = npm_bundle(repos, "dsh-gd", {"gitdep": f"git+{dep.url}", "lib-a": "^1.0.0"})
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "add", src.url)
+    assert code == 0, err
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 0, out
+    placed = home / "profiles/web/node_modules/dsh-gd/node_modules/gitdep/index.js"
+    placed.write_text(EDIT)
+    code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
+    assert code == 1 and "modified: node_modules/gitdep/index.js" in out
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install")
+    assert code == 0, err
+    assert placed.read_text() == "module.exports = 'gitdep';\n"
