@@ -19,6 +19,7 @@ from typing import Any
 from dshctl.core.yaml.blocktokens import (INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported, ValueReader,
                                           flow_parts, looks_like_entry, new_list, new_map, quoted_scalar,
                                           unusual_text)
+from dshctl.core.yaml.blocktext import PENDING, BlockText
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 from dshctl.errors import Loc
 
@@ -78,18 +79,26 @@ class _Reader(ValueReader):
         self.plain, self.keys, self.flows, self.lines = _PLAIN, _KEYS, _FLOWS, _LINES
         self.line = 0
         self.root: Any = None
+        self.block: BlockText | None = None
 
     def read(self, text: str) -> Any:
         """The tree of ``text``. The loop itself places the common line (``_SIMPLE_ENTRY``, read
         once per distinct text by ``_common``) with locals only: it runs for nearly every line of
         every file, so it avoids calls."""
         stack, path, lines = self.stack, self.path, self.lines
+        block = None  # a block scalar whose lines are being read (blocktext)
         for number, s in enumerate(text.split("\n"), 1):
+            if block is not None:
+                if block.take(s):
+                    continue
+                block.finish()
+                block = self.block = None
             line = lines.get(s)
             if line is None:
                 line = lines[s] = self._common(s)
             if line is False or not stack:
                 self._line(number, s)
+                block = self.block
                 continue
             column, dash, key, key_column, kind, scalar, at, empty_at = line
             top = stack[-1]
@@ -98,11 +107,13 @@ class _Reader(ValueReader):
             if dash:  # `- key: ...`: a new mapping as an item
                 if not (top.is_map and top.key is not None or top.column == column and not top.is_map):
                     self._line(number, s)
+                    block = self.block
                     continue
                 self.line = number
                 top = self._dash_map(top, column, key_column)
             elif not top.is_map or top.column != column and top.key is None:
                 self._line(number, s)
+                block = self.block
                 continue
             elif top.column != column:  # the first key of a block mapping below a pending key
                 self.line = number
@@ -125,6 +136,8 @@ class _Reader(ValueReader):
             node[key] = scalar
             node.key_locs[key] = key_loc
             node.value_locs[key] = loc
+        if block is not None:
+            block.finish_at_end()
         while stack:
             self._pop()
         if self.root is None:
@@ -305,8 +318,11 @@ class _Reader(ValueReader):
             seq.item_locs.append(loc)
             self._entry(child, s, j)
             return
-        seq.append(self._value(s, j, loc))
+        value = self._value(s, j, loc)
+        seq.append(value)
         seq.item_locs.append(loc)
+        if value is PENDING:
+            self.block.place(seq, len(seq) - 1, frame.column)
 
     def _entry(self, frame: _Frame, s: str, j: int) -> None:
         """``key: value`` or ``key:`` at column ``j`` into the mapping of ``frame``."""
@@ -328,9 +344,11 @@ class _Reader(ValueReader):
         if v == colon + 1:
             raise Unsupported
         loc = Loc(self.path, self.line, v + 1)
-        node[key] = self._value(s, v, loc)
+        value = node[key] = self._value(s, v, loc)
         node.key_locs[key] = key_loc
         node.value_locs[key] = loc
+        if value is PENDING:
+            self.block.place(node, key, frame.column)
 
     def _key(self, s: str, j: int) -> tuple[str, int]:
         """The key at ``j`` (as JavaScript sees it) and the index of its ':'."""
