@@ -318,3 +318,11 @@ def test_long_keys_are_left_to_the_event_builder():
                 "'" + "''" * 600 + "'"]:
         for text in [f"{key}: 1\n", f"- {key}: 1\n", f"x:\n  {key}: 1\n", f"x:\n  {key}:\n"]:
             check(text)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("?-,]}[{ a\n\t\u2028\x1c:")), max_size=30))
+def test_the_flow_query_test_finds_what_its_regex_finds(text):
+    from dshctl.core.yaml.blocktokens import FLOW_QUERY_OR_DASH, flow_query_or_dash
+
+    assert flow_query_or_dash(text) == (FLOW_QUERY_OR_DASH.search(text) is not None)

@@ -17,8 +17,10 @@ import re
 from typing import Any
 
 from dshctl.core.yaml.blocktokens import (INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported, ValueReader,
-                                          flow_parts, looks_like_entry, new_list, new_map, quoted_scalar,
-                                          unusual_text)
+                                          flow_parts, js_text, looks_like_entry, new_list, new_map,
+                                          quoted_scalar, unusual_text)
+from dshctl.core.yaml.nodes import JsExpr
+from dshctl.core.yaml.blockflow import flow_mapping, flow_sequence
 from dshctl.core.yaml.blocktext import PENDING, BlockText
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 from dshctl.errors import Loc
@@ -30,6 +32,8 @@ from dshctl.errors import Loc
 _SIMPLE_ENTRY = re.compile(
     r"""( *)(?:(-) +)?([A-Za-z0-9_][A-Za-z0-9_./-]*):"""
     r"""(?: +([^ '"\[\]{}#&*!|>%@`,?:-][^#:]*?|'[^']*'|"[^"\\]*"|\[[^\[\]{}#:'"]*\]))? *\Z""")
+# The same line start with any value: `!!js` on a scalar, a flow collection (``_other``).
+_OTHER_ENTRY = re.compile(r"( *)(?:(-) +)?([A-Za-z0-9_][A-Za-z0-9_./-]*): +(\S.*)\Z")
 _MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _MAX_STACK = 90  # well inside the event builder's depth limit (it refuses at MAX_DEPTH - 2)
 
@@ -43,7 +47,7 @@ _KEYS: dict[str, str] = {}
 _FLOWS: dict[str, tuple[list, list[int]]] = {}  # `[a, b, 1]` -> its items and their columns
 _LINES: dict[str, tuple | bool] = {}  # a line's text -> what read() needs of it (see _common)
 _MAX_REMEMBERED = 100_000
-_PENDING, _SCALAR, _FLOW = "pending", "scalar", "flow"  # the kinds of value on a common line
+_PENDING, _SCALAR, _FLOW, _JS, _FLOW_MAP = "pending", "scalar", "flow", "js", "flow map"  # kinds of value
 
 
 class _Frame:
@@ -96,6 +100,8 @@ class _Reader(ValueReader):
             line = lines.get(s)
             if line is None:
                 line = lines[s] = self._common(s)
+            if line is True:  # a blank or comment line
+                continue
             if line is False or not stack:
                 self._line(number, s)
                 block = self.block
@@ -133,6 +139,12 @@ class _Reader(ValueReader):
                 seq = scalar = new_list(loc)
                 seq.extend(line[5][0])
                 seq.item_locs = [Loc(path, number, at + 1 + offset) for offset in line[5][1]]
+            elif kind is _JS:
+                if not self.js:
+                    raise Unsupported  # the event builder names the unknown tag
+                scalar = JsExpr(scalar, loc)
+            elif kind is _FLOW_MAP:
+                scalar = self._flow_map(scalar, number, at)
             node[key] = scalar
             node.key_locs[key] = key_loc
             node.value_locs[key] = loc
@@ -151,7 +163,7 @@ class _Reader(ValueReader):
         value of ``key:`` starts. Immutable, so one line text read in many files is read once."""
         m = _SIMPLE_ENTRY.match(s)
         if m is None:
-            return False
+            return self._other(s)
         indent, dash, raw, value = m.groups()
         if len(raw) > _MAX_KEY:
             return False  # libyaml refuses so long a simple key: the event builder says so
@@ -174,6 +186,45 @@ class _Reader(ValueReader):
             if scalar is _MISSING:
                 scalar = self.plain[value] = resolve_plain(value)
         return len(indent), dash is not None, key, key_column, kind, scalar, m.start(4), 0
+
+    def _other(self, s: str) -> tuple | bool:
+        """``_common`` for a blank or comment line (True), or a ``key: value`` line whose value is
+        ``!!js`` on a one-line scalar or a flow collection with quoted items or a flow mapping
+        (read as the general path reads them); False for any other line."""
+        body = s.lstrip(" ")
+        if not body or body[0] == "#":
+            return True
+        m = _OTHER_ENTRY.match(s)
+        if m is None or len(m.group(3)) > _MAX_KEY:
+            return False
+        indent, dash, raw, value = m.groups()
+        v = m.start(4)
+        try:
+            if value.startswith("!!js "):
+                kind, scalar = _JS, js_text(s, v)
+            elif value[0] == "[":
+                values, columns = flow_sequence(s, v, self.plain)
+                kind, scalar = _FLOW, (values, [c - v for c in columns])
+            elif value[0] == "{":
+                entries = [] if value.rstrip(" ") == "{}" else flow_mapping(s, v, self.plain, self.keys)
+                kind, scalar = _FLOW_MAP, [(k, ka - v, x, xa - v) for k, ka, x, xa in entries]
+            else:
+                return False
+        except Unsupported:
+            return False
+        key = self.keys.get(raw)
+        if key is None:
+            key = self.keys[raw] = js_key(resolve_plain(raw), None)
+        return len(indent), dash is not None, key, m.start(3), kind, scalar, v, 0
+
+    def _flow_map(self, entries: list, number: int, at: int):
+        path = self.path
+        node = new_map(Loc(path, number, at + 1))
+        for key, key_at, value, value_at in entries:
+            node[key] = value
+            node.key_locs[key] = Loc(path, number, at + key_at + 1)
+            node.value_locs[key] = Loc(path, number, at + value_at + 1)
+        return node
 
     def _close_to(self, column: int) -> _Frame:
         """Close every collection deeper than ``column``; the new innermost one."""

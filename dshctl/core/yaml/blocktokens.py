@@ -30,11 +30,22 @@ FLOW_ITEM_STOP = re.compile(r"""[\[\]{}#:'"]""")
 FLOW_BAD_FIRST = INDICATOR_FIRST | SPACE_FOLLOWED_FIRST
 
 
+_QUERY = re.compile(r"\?[^\s?]")
+
+
 def flow_query_or_dash(text: str) -> bool:
-    """True for text where libyaml may read a flow ``?``/``-`` differently from js-yaml."""
-    if "?" not in text and "-," not in text and "-]" not in text and "-}" not in text:
-        return False  # the common case, decided without the (slow, alternation-led) regex
-    return FLOW_QUERY_OR_DASH.search(text) is not None
+    """True for text where libyaml may read a flow ``?``/``-`` differently from js-yaml: what
+    ``FLOW_QUERY_OR_DASH`` finds, decided without that alternation-led regex (slow on texts with
+    many ``?``, as ``!!js`` expressions with ``??`` have)."""
+    if "-," in text or "-]" in text or "-}" in text:
+        return True
+    if "?" not in text:
+        return False
+    for m in _QUERY.finditer(text):
+        at = m.start()
+        if not at or text[at - 1] in "[{," or text[at - 1].isspace():
+            return True
+    return False
 
 
 def unusual_text(text: str) -> bool:
@@ -111,6 +122,25 @@ def only_comment_after(s: str, end: int) -> None:
         raise Unsupported
 
 
+def _after_spaces(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] == " ":
+        i += 1
+    return i
+
+
+def js_text(s: str, v: int) -> str:
+    """The expression of a one-line ``!!js`` scalar at ``s[v]`` (plain or quoted)."""
+    w = _after_spaces(s, v + 5)
+    if w == len(s) or s[w] == "#":
+        raise Unsupported
+    if s[w] == "'" or s[w] == '"':
+        text, end = quoted_scalar(s, w)
+        only_comment_after(s, end)
+        return text
+    return plain_scalar(s, w)
+
+
 class ValueReader:
     """The scalar (or ``[...]``, ``[]``, ``{}``) after a key or a dash, for ``blockscan._Reader``
     (whose ``path``, ``js``, ``line``, ``plain``, ``keys`` and ``flows`` it reads)."""
@@ -142,20 +172,10 @@ class ValueReader:
     def _js(self, s: str, v: int, loc: Loc) -> JsExpr:
         if not self.js or not s.startswith("!!js ", v):
             raise Unsupported
-        n = len(s)
-        w = v + 5
-        while w < n and s[w] == " ":
-            w += 1
-        if w == n or s[w] == "#":
-            raise Unsupported
-        if s[w] == "|" or s[w] == ">":
+        w = _after_spaces(s, v + 5)
+        if s[w:w + 1] in ("|", ">"):
             return self._block_text(s, w, loc, True)
-        if s[w] == "'" or s[w] == '"':
-            text, end = quoted_scalar(s, w)
-            only_comment_after(s, end)
-        else:
-            text = plain_scalar(s, w)
-        return JsExpr(text, loc)
+        return JsExpr(js_text(s, v), loc)
 
     def _block_text(self, s: str, v: int, loc: Loc, js: bool) -> Any:
         """A block scalar's header: its lines follow (``blocktext``); the value is placed later."""
