@@ -234,6 +234,49 @@ def test_the_block_scalar_generator_reaches_the_fast_path():
     assert sum(taken) >= 40, f"only {sum(taken)} of {len(taken)} generated texts took the fast path"
 
 
+_quoted_word = st.builds(_scalar_text, st.sampled_from(_PLAIN_WORDS + ["a, b", "]", "}", "x: y", "#", "it's", ""]),
+                         st.sampled_from(["single", "double"]))
+_flow_item = st.one_of(st.sampled_from(_PLAIN_WORDS), _quoted_word, _quoted_word)
+
+
+@st.composite
+def flow_documents(draw) -> str:
+    """Rows whose values are one-line flow sequences and mappings with quoted items."""
+    lines: list[str] = []
+    for i in range(draw(st.integers(1, 3))):
+        lines.append(f"- id: r{i}")
+        for j in range(draw(st.integers(1, 3))):
+            items = draw(st.lists(_flow_item, max_size=4))
+            if items and draw(st.integers(0, 7)) == 3:  # near the subset, or outside it
+                items[-1] = draw(st.sampled_from(_WORDS))
+            if draw(st.booleans()):
+                keys = draw(st.lists(_key_word, min_size=len(items), max_size=len(items)))
+                text = "{" + draw(st.sampled_from([", ", ",", " ,  "])).join(
+                    f"{k}:{'' if draw(st.integers(0, 7)) == 3 else ' '}{v}" for k, v in zip(keys, items)) + "}"
+            else:
+                text = "[" + draw(st.sampled_from([", ", ",", " , "])).join(items) + "]"
+            lines.append(f"  {'-' if draw(st.integers(0, 7)) == 3 else ''}k{j}: {text}{draw(_comment)}")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=500, deadline=None)
+@given(flow_documents(), st.booleans())
+def test_generated_flow_collections_read_alike(text, js):
+    check(text, js)
+
+
+def test_the_flow_generator_reaches_the_fast_path():
+    taken = []
+
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(flow_documents())
+    def run(text):
+        taken.append(check(text) and ("{" in text or "'" in text or '"' in text))
+
+    run()
+    assert sum(taken) >= 40, f"only {sum(taken)} of {len(taken)} generated texts took the fast path"
+
+
 def test_the_generator_reaches_the_fast_path():
     """The property above is worth little if the fast reader declined every generated text."""
     taken = []

@@ -1,40 +1,30 @@
 """A line-oriented reader for the block-style YAML most dsh files are written in.
 
 Real entry lists and patch files use a small part of YAML: block mappings and sequences, one-line
-plain, single- and simply double-quoted scalars, ``!!js`` on a scalar, one-line flow sequences of
-plain scalars, ``[]``/``{}`` and comments. For that subset this reader builds exactly the tree the
-event builder (``eventtree``) builds from libyaml's events - the same values, key order and
-line:col of every node - at a fraction of the cost and without importing the YAML parser. On the
-first thing outside it (anchors, aliases, block or multi-line scalars, escapes, flow mappings,
-directives, document markers, tabs, CRs, odd indentation, duplicate keys, anything an error
-message would be about...) it gives up and the event builder reads the whole text, so every
-error, warning and position still comes from there. ``tests/test_blockscan.py`` holds the two
-equal over generated documents and the corpus.
+plain, single- and simply double-quoted scalars, ``!!js`` on a scalar, block scalars (``|``, ``|-``,
+``>``, ``>-``: prompts, long expressions; ``blocktext``), one-line flow sequences and mappings of such
+scalars (``blockflow``), ``[]``/``{}`` and comments. For that subset this reader builds exactly the
+tree the full path builds (the event builder, ``eventtree``, from libyaml's events, checked against
+js-yaml where the two may part) - the same values, key order and line:col of every node - at a
+fraction of the cost and without importing the YAML parser. On the first thing outside it (anchors,
+aliases, multi-line flow or quoted scalars, escapes, nested flow collections, directives, document
+markers, tabs, CRs, odd indentation, duplicate keys, anything an error message would be about...)
+it gives up and the event builder reads the whole text, so every error, warning and position still
+comes from there. ``tests/test_blockscan.py`` holds the two equal over generated documents and the
+corpus.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from dshctl.core.yaml.blocktokens import (INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported, ValueReader,
-                                          flow_parts, js_text, looks_like_entry, new_list, new_map,
-                                          quoted_scalar, unusual_text)
-from dshctl.core.yaml.nodes import JsExpr
-from dshctl.core.yaml.blockflow import flow_mapping, flow_sequence
+from dshctl.core.yaml.blocklines import FLOW, FLOW_MAP, JS, MAX_KEY, OPEN_KEY, common_line
 from dshctl.core.yaml.blocktext import PENDING, BlockText
+from dshctl.core.yaml.blocktokens import (INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported, ValueReader,
+                                          looks_like_entry, new_list, new_map, quoted_scalar, unusual_text)
+from dshctl.core.yaml.nodes import JsExpr
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 from dshctl.errors import Loc
 
-# The common line, matched in one go: an indented plain key (no space before the ':'), then nothing
-# or one plain scalar without ':' or '#' (and not starting with an indicator), or a one-line quoted
-# scalar without quotes or escapes inside, or a one-line flow sequence of plain scalars; all of it
-# perhaps after `- `. Groups: indentation, the dash, key, value (None for `key:`).
-_SIMPLE_ENTRY = re.compile(
-    r"""( *)(?:(-) +)?([A-Za-z0-9_][A-Za-z0-9_./-]*):"""
-    r"""(?: +([^ '"\[\]{}#&*!|>%@`,?:-][^#:]*?|'[^']*'|"[^"\\]*"|\[[^\[\]{}#:'"]*\]))? *\Z""")
-# The same line start with any value: `!!js` on a scalar, a flow collection (``_other``).
-_OTHER_ENTRY = re.compile(r"( *)(?:(-) +)?([A-Za-z0-9_][A-Za-z0-9_./-]*): +(\S.*)\Z")
-_MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _MAX_STACK = 90  # well inside the event builder's depth limit (it refuses at MAX_DEPTH - 2)
 
 
@@ -47,7 +37,6 @@ _KEYS: dict[str, str] = {}
 _FLOWS: dict[str, tuple[list, list[int]]] = {}  # `[a, b, 1]` -> its items and their columns
 _LINES: dict[str, tuple | bool] = {}  # a line's text -> what read() needs of it (see _common)
 _MAX_REMEMBERED = 100_000
-_PENDING, _SCALAR, _FLOW, _JS, _FLOW_MAP = "pending", "scalar", "flow", "js", "flow map"  # kinds of value
 
 
 class _Frame:
@@ -86,8 +75,8 @@ class _Reader(ValueReader):
         self.block: BlockText | None = None
 
     def read(self, text: str) -> Any:
-        """The tree of ``text``. The loop itself places the common line (``_SIMPLE_ENTRY``, read
-        once per distinct text by ``_common``) with locals only: it runs for nearly every line of
+        """The tree of ``text``. The loop itself places the common line (``blocklines``, read
+        once per distinct text) with locals only: it runs for nearly every line of
         every file, so it avoids calls."""
         stack, path, lines = self.stack, self.path, self.lines
         block = None  # a block scalar whose lines are being read (blocktext)
@@ -99,7 +88,7 @@ class _Reader(ValueReader):
                 block = self.block = None
             line = lines.get(s)
             if line is None:
-                line = lines[s] = self._common(s)
+                line = lines[s] = common_line(s, self.keys, self.plain, self.flows)
             if line is True:  # a blank or comment line
                 continue
             if line is False or not stack:
@@ -130,20 +119,20 @@ class _Reader(ValueReader):
             if key in node:
                 raise Unsupported  # the event builder words the duplicate-key error
             key_loc = Loc(path, number, key_column + 1)
-            if kind is _PENDING:  # `key:`: the value is on the lines below, or null
+            if kind is OPEN_KEY:  # `key:`: the value is on the lines below, or null
                 top.key, top.key_loc = key, key_loc
                 top.empty_loc = Loc(path, number, empty_at)
                 continue
             loc = Loc(path, number, at + 1)
-            if kind is _FLOW:
+            if kind is FLOW:
                 seq = scalar = new_list(loc)
                 seq.extend(line[5][0])
                 seq.item_locs = [Loc(path, number, at + 1 + offset) for offset in line[5][1]]
-            elif kind is _JS:
+            elif kind is JS:
                 if not self.js:
                     raise Unsupported  # the event builder names the unknown tag
                 scalar = JsExpr(scalar, loc)
-            elif kind is _FLOW_MAP:
+            elif kind is FLOW_MAP:
                 scalar = self._flow_map(scalar, number, at)
             node[key] = scalar
             node.key_locs[key] = key_loc
@@ -155,67 +144,6 @@ class _Reader(ValueReader):
         if self.root is None:
             raise Unsupported  # an empty stream or a scalar document
         return self.root
-
-    def _common(self, s: str) -> tuple | bool:
-        """What ``read`` needs of a line ``_SIMPLE_ENTRY`` matches (False for any other line): its
-        indentation, dash, key (as JavaScript sees it) and key column, the kind of value, the value
-        (for a flow sequence: its items and their columns), the value's column and where the empty
-        value of ``key:`` starts. Immutable, so one line text read in many files is read once."""
-        m = _SIMPLE_ENTRY.match(s)
-        if m is None:
-            return self._other(s)
-        indent, dash, raw, value = m.groups()
-        if len(raw) > _MAX_KEY:
-            return False  # libyaml refuses so long a simple key: the event builder says so
-        key = self.keys.get(raw)
-        if key is None:
-            key = self.keys[raw] = js_key(resolve_plain(raw), None)
-        key_column = m.start(3)
-        if value is None:
-            return len(indent), dash is not None, key, key_column, _PENDING, None, 0, key_column + len(raw) + 2
-        first = value[0]
-        if first == "'" or first == '"':
-            kind, scalar = _SCALAR, value[1:-1]
-        elif first == "[":
-            scalar = self.flows.get(value)
-            if scalar is None:
-                scalar = self.flows[value] = flow_parts(value, self.plain)
-            kind = _FLOW
-        else:
-            kind, scalar = _SCALAR, self.plain.get(value, _MISSING)
-            if scalar is _MISSING:
-                scalar = self.plain[value] = resolve_plain(value)
-        return len(indent), dash is not None, key, key_column, kind, scalar, m.start(4), 0
-
-    def _other(self, s: str) -> tuple | bool:
-        """``_common`` for a blank or comment line (True), or a ``key: value`` line whose value is
-        ``!!js`` on a one-line scalar or a flow collection with quoted items or a flow mapping
-        (read as the general path reads them); False for any other line."""
-        body = s.lstrip(" ")
-        if not body or body[0] == "#":
-            return True
-        m = _OTHER_ENTRY.match(s)
-        if m is None or len(m.group(3)) > _MAX_KEY:
-            return False
-        indent, dash, raw, value = m.groups()
-        v = m.start(4)
-        try:
-            if value.startswith("!!js "):
-                kind, scalar = _JS, js_text(s, v)
-            elif value[0] == "[":
-                values, columns = flow_sequence(s, v, self.plain)
-                kind, scalar = _FLOW, (values, [c - v for c in columns])
-            elif value[0] == "{":
-                entries = [] if value.rstrip(" ") == "{}" else flow_mapping(s, v, self.plain, self.keys)
-                kind, scalar = _FLOW_MAP, [(k, ka - v, x, xa - v) for k, ka, x, xa in entries]
-            else:
-                return False
-        except Unsupported:
-            return False
-        key = self.keys.get(raw)
-        if key is None:
-            key = self.keys[raw] = js_key(resolve_plain(raw), None)
-        return len(indent), dash is not None, key, m.start(3), kind, scalar, v, 0
 
     def _flow_map(self, entries: list, number: int, at: int):
         path = self.path
@@ -380,7 +308,7 @@ class _Reader(ValueReader):
         key_loc = Loc(self.path, self.line, j + 1)
         key, colon = self._key(s, j)
         node = frame.node
-        if key in node or colon - j > _MAX_KEY:
+        if key in node or colon - j > MAX_KEY:
             raise Unsupported  # the event builder words the duplicate-key error
         n = len(s)
         v = colon + 1
@@ -417,12 +345,10 @@ class _Reader(ValueReader):
                 raise Unsupported
             colon = len(s) - 1
         raw = s[j:colon].rstrip(" ")
-        if " #" in raw or not raw or colon - j > _MAX_KEY:
+        if " #" in raw or not raw or colon - j > MAX_KEY:
             raise Unsupported  # (a key this long is never remembered: read() checks only new keys)
         key = self.keys.get(raw)
         if key is None:
             key = self.keys[raw] = js_key(resolve_plain(raw), None)
         return key, colon
 
-
-_MISSING = object()
