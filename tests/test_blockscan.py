@@ -324,6 +324,18 @@ def test_the_js_tag_is_left_to_the_event_builder_where_it_is_unknown():
     assert check("a: !!js x\n", True)
 
 
+def test_what_the_fast_reader_takes_is_never_suspect_for_a_real_reason():
+    """load_yaml skips suspect_text for the fast reader's texts: every reason it names is outside
+    the subset, so only content (a comment or prompt ending in `!`, `&`) can still trip it."""
+    for text in ["a: 1\n\tb: 2\n", "a: 1\r\n", "%YAML 1.2\n---\na: 1\n", "  a: 1\n", "# c\n  a: 1\n",
+                 "a: 1\n---x: 2\n", "a: !!js\n  x\n", "a: &x\n  b: 1\n", "a: !x\n", "a:\n  b: !!js\n",
+                 "- !!js\n", "a: |\n  x\n%b\n", "a: |\n  x\n---x\n", "a: |\n\t x\n"]:
+        assert suspect_text(text), text
+        assert blockscan.scan(text, "f.yml", True) is None, text
+    for text in ["a: 1 # done!\n", "a: |\n  stop!\n  &\n", "a: 'x!'\n", "- x: 'b &'\n"]:
+        assert suspect_text(text) and check(text), text
+
+
 def test_errors_are_the_event_builders():
     with pytest.raises(ParseError, match="duplicated mapping key") as err:
         load_yaml("a: 1\nb: 2\na: 3\n", "dup.yml")
