@@ -18,7 +18,10 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any, Optional
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 # command words → "module:function" of its typer-free body
 FAST: dict[tuple[str, ...], str] = {

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Optional
 
 from dshctl.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 

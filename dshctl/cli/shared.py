@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 from dshctl.core.home import resolve_home
 from dshctl.records import Record

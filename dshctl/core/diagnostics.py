@@ -1,7 +1,9 @@
 """The one finding type every checker produces and every reporter renders."""
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from dshctl.errors import DshctlError, Loc
 

@@ -10,7 +10,9 @@ The names below are loaded on first use, so that importing ``dshctl.lint.plan`` 
 """
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["RULES", "Rule", "all_rules", "discover", "lint_paths", "lint_text", "rule"]
 _FROM = {"discover": "pipeline", "lint_paths": "pipeline", "lint_text": "pipeline",

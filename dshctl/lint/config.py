@@ -12,7 +12,10 @@ import os
 import re
 import stat
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 from dshctl.errors import Loc, UsageError
 from dshctl.records import Record
@@ -297,7 +300,7 @@ def _check_keys(mapping: dict, allowed: tuple[str, ...], where: list, locate, wh
                               hint="the known keys are " + ", ".join(allowed))
 
 
-Locate = Callable[..., Loc]
+Locate = "Callable[..., Loc]"  # (for annotations only: typing is not imported)
 
 
 def read_config(path: Path) -> tuple[dict, Locate]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping, Sequence
 
 from dshctl.core.cache.lint import Job, Result, lint_with_cache
 from dshctl.lint.plan import (LintOptions, LintResult, Policies, discover, job_salt, policies_for,

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping
 
 from dshctl.core.diagnostics import Diagnostic
 from dshctl.core.yaml import filekinds as fk

@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import IO, Iterable
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import IO, Iterable
 
 from dshctl.core.diagnostics import Diagnostic
 

@@ -5,7 +5,9 @@ values ``:`` and ``,`` are too.
 """
 from __future__ import annotations
 
-from typing import IO, Sequence
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import IO, Sequence
 
 from dshctl.core.diagnostics import Diagnostic
 

@@ -5,7 +5,9 @@ only when a field changes meaning or goes away; new fields may appear within a v
 """
 from __future__ import annotations
 
-from typing import IO, Sequence
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import IO, Sequence
 
 from dshctl.core.diagnostics import SEVERITIES, Diagnostic
 from dshctl.core.yaml.jsvalue import json_dumps

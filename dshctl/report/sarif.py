@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Sequence
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import IO, Sequence
 
 from dshctl import PROJECT_URL, __version__
 from dshctl.core.diagnostics import Diagnostic

@@ -1,7 +1,9 @@
 """Plain text: ``file:line:col: severity [rule] message`` and an indented hint line."""
 from __future__ import annotations
 
-from typing import IO, Sequence
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import IO, Sequence
 
 from dshctl.core.diagnostics import Diagnostic
 

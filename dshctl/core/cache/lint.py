@@ -12,17 +12,19 @@ This module imports no parser: a run where every file hits never loads ruamel or
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from dshctl.core.data import schemas_dir
 from dshctl.core.diagnostics import Diagnostic
-from dshctl.core.cache.disk import DiskCache, code_version, key_digest
+from dshctl.core.cache.disk import DiskCache, code_version, key_digest, sha256
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -35,14 +37,14 @@ Result = tuple[list[Diagnostic], bool]
 
 @lru_cache(maxsize=None)
 def schema_digest() -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for path in sorted(schemas_dir().glob("*.json")):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
 def config_digest(rule_config: Mapping[str, Any] | None) -> str:
-    return hashlib.sha256(json.dumps(rule_config or {}, sort_keys=True, default=str).encode()).hexdigest()
+    return sha256(json.dumps(rule_config or {}, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _read(path: str) -> bytes | None:

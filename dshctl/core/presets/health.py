@@ -67,23 +67,25 @@ def check_rows_shape(value: Any, path: Path) -> Health:
 
 
 def _first_bad_row(rows: list, prefix: str) -> tuple[str, Loc | None] | None:
-    for index, row in enumerate(rows):
-        number = index + 1
-        loc = rows.loc_of(index) if hasattr(rows, "loc_of") else None
+    for index, row in enumerate(rows):  # every row of every preset of a scan: positions only on a finding
         if not isinstance(row, dict):
-            return NOT_A_ROW.format(prefix, number), loc
+            return NOT_A_ROW.format(prefix, index + 1), _row_loc(rows, index)
         name = row.get("name")
         if not isinstance(name, str) or not name:
-            return NO_NAME.format(prefix, number), loc
+            return NO_NAME.format(prefix, index + 1), _row_loc(rows, index)
         if row.get("group") is True:
             children = row.get("config")
             if not isinstance(children, list):
-                child_loc = row.loc_of("config") if hasattr(row, "loc_of") else loc
-                return GROUP_NOT_LIST.format(prefix, number), child_loc
-            nested = _first_bad_row(children, f"{prefix}row {number} ")
+                child_loc = row.loc_of("config") if hasattr(row, "loc_of") else _row_loc(rows, index)
+                return GROUP_NOT_LIST.format(prefix, index + 1), child_loc
+            nested = _first_bad_row(children, f"{prefix}row {index + 1} ")
             if nested is not None:
                 return nested
     return None
+
+
+def _row_loc(rows: list, index: int) -> Loc | None:
+    return rows.loc_of(index) if hasattr(rows, "loc_of") else None
 
 
 def health_of_read_error(exc: OSError | None, path: Path, *, missing: bool = False,

@@ -1,35 +1,30 @@
 """A line-oriented reader for the block-style YAML most dsh files are written in.
 
 Real entry lists and patch files use a small part of YAML: block mappings and sequences, one-line
-plain, single- and simply double-quoted scalars, ``!!js`` on a scalar, one-line flow sequences of
-plain scalars, ``[]``/``{}`` and comments. For that subset this reader builds exactly the tree the
-event builder (``eventtree``) builds from libyaml's events - the same values, key order and
-line:col of every node - at a fraction of the cost and without importing the YAML parser. On the
-first thing outside it (anchors, aliases, block or multi-line scalars, escapes, flow mappings,
-directives, document markers, tabs, CRs, odd indentation, duplicate keys, anything an error
-message would be about...) it gives up and the event builder reads the whole text, so every
-error, warning and position still comes from there. ``tests/test_blockscan.py`` holds the two
-equal over generated documents and the corpus.
+plain, single- and simply double-quoted scalars, ``!!js`` on a scalar, block scalars (``|``, ``|-``,
+``>``, ``>-``: prompts, long expressions; ``blocktext``), one-line flow sequences and mappings of such
+scalars (``blockflow``), ``[]``/``{}`` and comments. For that subset this reader builds exactly the
+tree the full path builds (the event builder, ``eventtree``, from libyaml's events, checked against
+js-yaml where the two may part) - the same values, key order and line:col of every node - at a
+fraction of the cost and without importing the YAML parser. On the first thing outside it (anchors,
+aliases, multi-line flow or quoted scalars, escapes, nested flow collections, directives, document
+markers, tabs, CRs, odd indentation, duplicate keys, anything an error message would be about...)
+it gives up and the event builder reads the whole text, so every error, warning and position still
+comes from there. ``tests/test_blockscan.py`` holds the two equal over generated documents and the
+corpus.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from dshctl.core.yaml.blocklines import FLOW, FLOW_MAP, JS, MAX_KEY, OPEN_KEY, common_line
+from dshctl.core.yaml.blocktext import PENDING, BlockText
 from dshctl.core.yaml.blocktokens import (INDICATOR_FIRST, SPACE_FOLLOWED_FIRST, Unsupported, ValueReader,
-                                          flow_parts, looks_like_entry, new_list, new_map, quoted_scalar,
-                                          unusual_text)
+                                          looks_like_entry, new_list, new_map, quoted_scalar, unusual_text)
+from dshctl.core.yaml.nodes import JsExpr
 from dshctl.core.yaml.scalars import js_key, resolve_plain
 from dshctl.errors import Loc
 
-# The common line, matched in one go: an indented plain key (no space before the ':'), then nothing
-# or one plain scalar without ':' or '#' (and not starting with an indicator), or a one-line quoted
-# scalar without quotes or escapes inside, or a one-line flow sequence of plain scalars; all of it
-# perhaps after `- `. Groups: indentation, the dash, key, value (None for `key:`).
-_SIMPLE_ENTRY = re.compile(
-    r"""( *)(?:(-) +)?([A-Za-z0-9_][A-Za-z0-9_./-]*):"""
-    r"""(?: +([^ '"\[\]{}#&*!|>%@`,?:-][^#:]*?|'[^']*'|"[^"\\]*"|\[[^\[\]{}#:'"]*\]))? *\Z""")
-_MAX_KEY = 1000  # libyaml refuses a simple key longer than 1024 characters
 _MAX_STACK = 90  # well inside the event builder's depth limit (it refuses at MAX_DEPTH - 2)
 
 
@@ -42,7 +37,6 @@ _KEYS: dict[str, str] = {}
 _FLOWS: dict[str, tuple[list, list[int]]] = {}  # `[a, b, 1]` -> its items and their columns
 _LINES: dict[str, tuple | bool] = {}  # a line's text -> what read() needs of it (see _common)
 _MAX_REMEMBERED = 100_000
-_PENDING, _SCALAR, _FLOW = "pending", "scalar", "flow"  # the kinds of value on a common line
 
 
 class _Frame:
@@ -78,18 +72,28 @@ class _Reader(ValueReader):
         self.plain, self.keys, self.flows, self.lines = _PLAIN, _KEYS, _FLOWS, _LINES
         self.line = 0
         self.root: Any = None
+        self.block: BlockText | None = None
 
     def read(self, text: str) -> Any:
-        """The tree of ``text``. The loop itself places the common line (``_SIMPLE_ENTRY``, read
-        once per distinct text by ``_common``) with locals only: it runs for nearly every line of
+        """The tree of ``text``. The loop itself places the common line (``blocklines``, read
+        once per distinct text) with locals only: it runs for nearly every line of
         every file, so it avoids calls."""
         stack, path, lines = self.stack, self.path, self.lines
+        block = None  # a block scalar whose lines are being read (blocktext)
         for number, s in enumerate(text.split("\n"), 1):
+            if block is not None:
+                if block.take(s):
+                    continue
+                block.finish()
+                block = self.block = None
             line = lines.get(s)
             if line is None:
-                line = lines[s] = self._common(s)
+                line = lines[s] = common_line(s, self.keys, self.plain, self.flows)
+            if line is True:  # a blank or comment line
+                continue
             if line is False or not stack:
                 self._line(number, s)
+                block = self.block
                 continue
             column, dash, key, key_column, kind, scalar, at, empty_at = line
             top = stack[-1]
@@ -98,11 +102,13 @@ class _Reader(ValueReader):
             if dash:  # `- key: ...`: a new mapping as an item
                 if not (top.is_map and top.key is not None or top.column == column and not top.is_map):
                     self._line(number, s)
+                    block = self.block
                     continue
                 self.line = number
                 top = self._dash_map(top, column, key_column)
             elif not top.is_map or top.column != column and top.key is None:
                 self._line(number, s)
+                block = self.block
                 continue
             elif top.column != column:  # the first key of a block mapping below a pending key
                 self.line = number
@@ -113,54 +119,40 @@ class _Reader(ValueReader):
             if key in node:
                 raise Unsupported  # the event builder words the duplicate-key error
             key_loc = Loc(path, number, key_column + 1)
-            if kind is _PENDING:  # `key:`: the value is on the lines below, or null
+            if kind is OPEN_KEY:  # `key:`: the value is on the lines below, or null
                 top.key, top.key_loc = key, key_loc
                 top.empty_loc = Loc(path, number, empty_at)
                 continue
             loc = Loc(path, number, at + 1)
-            if kind is _FLOW:
+            if kind is FLOW:
                 seq = scalar = new_list(loc)
                 seq.extend(line[5][0])
                 seq.item_locs = [Loc(path, number, at + 1 + offset) for offset in line[5][1]]
+            elif kind is JS:
+                if not self.js:
+                    raise Unsupported  # the event builder names the unknown tag
+                scalar = JsExpr(scalar, loc)
+            elif kind is FLOW_MAP:
+                scalar = self._flow_map(scalar, number, at)
             node[key] = scalar
             node.key_locs[key] = key_loc
             node.value_locs[key] = loc
+        if block is not None:
+            block.finish_at_end()
         while stack:
             self._pop()
         if self.root is None:
             raise Unsupported  # an empty stream or a scalar document
         return self.root
 
-    def _common(self, s: str) -> tuple | bool:
-        """What ``read`` needs of a line ``_SIMPLE_ENTRY`` matches (False for any other line): its
-        indentation, dash, key (as JavaScript sees it) and key column, the kind of value, the value
-        (for a flow sequence: its items and their columns), the value's column and where the empty
-        value of ``key:`` starts. Immutable, so one line text read in many files is read once."""
-        m = _SIMPLE_ENTRY.match(s)
-        if m is None:
-            return False
-        indent, dash, raw, value = m.groups()
-        if len(raw) > _MAX_KEY:
-            return False  # libyaml refuses so long a simple key: the event builder says so
-        key = self.keys.get(raw)
-        if key is None:
-            key = self.keys[raw] = js_key(resolve_plain(raw), None)
-        key_column = m.start(3)
-        if value is None:
-            return len(indent), dash is not None, key, key_column, _PENDING, None, 0, key_column + len(raw) + 2
-        first = value[0]
-        if first == "'" or first == '"':
-            kind, scalar = _SCALAR, value[1:-1]
-        elif first == "[":
-            scalar = self.flows.get(value)
-            if scalar is None:
-                scalar = self.flows[value] = flow_parts(value, self.plain)
-            kind = _FLOW
-        else:
-            kind, scalar = _SCALAR, self.plain.get(value, _MISSING)
-            if scalar is _MISSING:
-                scalar = self.plain[value] = resolve_plain(value)
-        return len(indent), dash is not None, key, key_column, kind, scalar, m.start(4), 0
+    def _flow_map(self, entries: list, number: int, at: int):
+        path = self.path
+        node = new_map(Loc(path, number, at + 1))
+        for key, key_at, value, value_at in entries:
+            node[key] = value
+            node.key_locs[key] = Loc(path, number, at + key_at + 1)
+            node.value_locs[key] = Loc(path, number, at + value_at + 1)
+        return node
 
     def _close_to(self, column: int) -> _Frame:
         """Close every collection deeper than ``column``; the new innermost one."""
@@ -305,15 +297,18 @@ class _Reader(ValueReader):
             seq.item_locs.append(loc)
             self._entry(child, s, j)
             return
-        seq.append(self._value(s, j, loc))
+        value = self._value(s, j, loc)
+        seq.append(value)
         seq.item_locs.append(loc)
+        if value is PENDING:
+            self.block.place(seq, len(seq) - 1, frame.column)
 
     def _entry(self, frame: _Frame, s: str, j: int) -> None:
         """``key: value`` or ``key:`` at column ``j`` into the mapping of ``frame``."""
         key_loc = Loc(self.path, self.line, j + 1)
         key, colon = self._key(s, j)
         node = frame.node
-        if key in node or colon - j > _MAX_KEY:
+        if key in node or colon - j > MAX_KEY:
             raise Unsupported  # the event builder words the duplicate-key error
         n = len(s)
         v = colon + 1
@@ -328,9 +323,11 @@ class _Reader(ValueReader):
         if v == colon + 1:
             raise Unsupported
         loc = Loc(self.path, self.line, v + 1)
-        node[key] = self._value(s, v, loc)
+        value = node[key] = self._value(s, v, loc)
         node.key_locs[key] = key_loc
         node.value_locs[key] = loc
+        if value is PENDING:
+            self.block.place(node, key, frame.column)
 
     def _key(self, s: str, j: int) -> tuple[str, int]:
         """The key at ``j`` (as JavaScript sees it) and the index of its ':'."""
@@ -348,12 +345,10 @@ class _Reader(ValueReader):
                 raise Unsupported
             colon = len(s) - 1
         raw = s[j:colon].rstrip(" ")
-        if " #" in raw or not raw or colon - j > _MAX_KEY:
+        if " #" in raw or not raw or colon - j > MAX_KEY:
             raise Unsupported  # (a key this long is never remembered: read() checks only new keys)
         key = self.keys.get(raw)
         if key is None:
             key = self.keys[raw] = js_key(resolve_plain(raw), None)
         return key, colon
 
-
-_MISSING = object()

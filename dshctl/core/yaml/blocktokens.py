@@ -30,11 +30,22 @@ FLOW_ITEM_STOP = re.compile(r"""[\[\]{}#:'"]""")
 FLOW_BAD_FIRST = INDICATOR_FIRST | SPACE_FOLLOWED_FIRST
 
 
+_QUERY = re.compile(r"\?[^\s?]")
+
+
 def flow_query_or_dash(text: str) -> bool:
-    """True for text where libyaml may read a flow ``?``/``-`` differently from js-yaml."""
-    if "?" not in text and "-," not in text and "-]" not in text and "-}" not in text:
-        return False  # the common case, decided without the (slow, alternation-led) regex
-    return FLOW_QUERY_OR_DASH.search(text) is not None
+    """True for text where libyaml may read a flow ``?``/``-`` differently from js-yaml: what
+    ``FLOW_QUERY_OR_DASH`` finds, decided without that alternation-led regex (slow on texts with
+    many ``?``, as ``!!js`` expressions with ``??`` have)."""
+    if "-," in text or "-]" in text or "-}" in text:
+        return True
+    if "?" not in text:
+        return False
+    for m in _QUERY.finditer(text):
+        at = m.start()
+        if not at or text[at - 1] in "[{," or text[at - 1].isspace():
+            return True
+    return False
 
 
 def unusual_text(text: str) -> bool:
@@ -111,9 +122,28 @@ def only_comment_after(s: str, end: int) -> None:
         raise Unsupported
 
 
+def _after_spaces(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] == " ":
+        i += 1
+    return i
+
+
+def js_text(s: str, v: int) -> str:
+    """The expression of a one-line ``!!js`` scalar at ``s[v]`` (plain or quoted)."""
+    w = _after_spaces(s, v + 5)
+    if w == len(s) or s[w] == "#":
+        raise Unsupported
+    if s[w] == "'" or s[w] == '"':
+        text, end = quoted_scalar(s, w)
+        only_comment_after(s, end)
+        return text
+    return plain_scalar(s, w)
+
+
 class ValueReader:
     """The scalar (or ``[...]``, ``[]``, ``{}``) after a key or a dash, for ``blockscan._Reader``
-    (whose ``path``, ``js``, ``line``, ``plain`` and ``flows`` it reads)."""
+    (whose ``path``, ``js``, ``line``, ``plain``, ``keys`` and ``flows`` it reads)."""
 
     def _value(self, s: str, v: int, loc: Loc) -> Any:
         """The one-line scalar (or ``[...]``, ``[]``, ``{}``) starting at ``v``."""
@@ -126,11 +156,13 @@ class ValueReader:
             return self._flow_sequence(s, v, loc)
         if first == "{":
             if s[v + 1:v + 2] != "}":
-                raise Unsupported
+                return self._flow_mapping(s, v, loc)
             only_comment_after(s, v + 2)
             return new_map(loc)
         if first == "!":
             return self._js(s, v, loc)
+        if first == "|" or first == ">":
+            return self._block_text(s, v, loc, False)
         text = plain_scalar(s, v)
         value = self.plain.get(text, _MISSING)
         if value is _MISSING:
@@ -140,27 +172,44 @@ class ValueReader:
     def _js(self, s: str, v: int, loc: Loc) -> JsExpr:
         if not self.js or not s.startswith("!!js ", v):
             raise Unsupported
-        n = len(s)
-        w = v + 5
-        while w < n and s[w] == " ":
-            w += 1
-        if w == n or s[w] == "#":
-            raise Unsupported
-        if s[w] == "'" or s[w] == '"':
-            text, end = quoted_scalar(s, w)
-            only_comment_after(s, end)
-        else:
-            text = plain_scalar(s, w)
-        return JsExpr(text, loc)
+        w = _after_spaces(s, v + 5)
+        if s[w:w + 1] in ("|", ">"):
+            return self._block_text(s, w, loc, True)
+        return JsExpr(js_text(s, v), loc)
+
+    def _block_text(self, s: str, v: int, loc: Loc, js: bool) -> Any:
+        """A block scalar's header: its lines follow (``blocktext``); the value is placed later."""
+        from dshctl.core.yaml.blocktext import PENDING, BlockText, open_block
+
+        self.block = BlockText(loc, js, *open_block(s, v))
+        return PENDING
 
     def _flow_sequence(self, s: str, v: int, loc: Loc) -> YList:
         close = s.find("]", v)
         if close == -1:
             raise Unsupported
+        if FLOW_ITEM_STOP.search(s, v + 1, close):  # quoted items (blockflow), or outside the subset
+            from dshctl.core.yaml.blockflow import flow_sequence
+
+            values, columns = flow_sequence(s, v, self.plain)
+            seq = new_list(loc)
+            seq.extend(values)
+            path, line = self.path, self.line
+            seq.item_locs = [Loc(path, line, at + 1) for at in columns]
+            return seq
         only_comment_after(s, close + 1)
-        if FLOW_ITEM_STOP.search(s, v + 1, close):
-            raise Unsupported
         return self._flow_items(s[v:close + 1], v, loc)
+
+    def _flow_mapping(self, s: str, v: int, loc: Loc) -> YMap:
+        from dshctl.core.yaml.blockflow import flow_mapping
+
+        node = new_map(loc)
+        path, line = self.path, self.line
+        for key, key_at, value, value_at in flow_mapping(s, v, self.plain, self.keys):
+            node[key] = value
+            node.key_locs[key] = Loc(path, line, key_at + 1)
+            node.value_locs[key] = Loc(path, line, value_at + 1)
+        return node
 
     def _flow_items(self, flow: str, v: int, loc: Loc) -> YList:
         """``[a, b, 1]`` (``flow``, at column ``v``, holding no quote, bracket, brace, '#' or ':')."""

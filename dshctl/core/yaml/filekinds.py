@@ -4,7 +4,10 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path, PurePath
-from typing import Any, Iterable
+
+TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 from dshctl.errors import DshctlError, Loc
 
