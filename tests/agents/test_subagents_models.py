@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from tests.agents.sse_server import Sse, SseServer, chunk
 from tests.agents.subagent_helpers import notices
 from tests.host.helpers import InProcess, make_home, run_async, until
 
 
-def rows(server, pro_server=None) -> str:
+def rows(server, pro_server=None, pro_adapter="@dshctl/llm-openai") -> str:
     """``pro_server``: the ``pro`` children's own model server (a routed llm row, provider ``pro``);
     without it they reach the default row's server under their model name."""
     pro_options = {"model": "pro", **({"provider": "pro"} if pro_server else {})}
@@ -29,7 +31,7 @@ def rows(server, pro_server=None) -> str:
            {"id": "subagent-pro", "name": "@dshctl/subagent-tool",
             "config": {"toolName": "subagent_pro", "agentOptions": pro_options}}]
     if pro_server is not None:
-        out.append({"id": "llm-pro", "name": "@dshctl/llm-openai", "config": {
+        out.append({"id": "llm-pro", "name": pro_adapter, "config": {
             "baseUrl": pro_server.base_url, "model": "pro", "apiKey": "sk-test", "provider": "pro", "route": True}})
     return "".join(f"    - {json.dumps(row)}\n" for row in out)
 
@@ -69,11 +71,12 @@ TASKS = [("subagent", "task-a1"), ("subagent", "task-a2"), ("subagent", "task-a3
          ("subagent_pro", "task-b1"), ("subagent_pro", "task-b2")]
 
 
+@pytest.mark.parametrize("pro_adapter", ["@dshctl/llm-openai", "@dshctl/llm-deepseek"])
 @run_async()
-async def test_five_children_on_two_models_each_reach_their_own_model_server(tmp_path):
+async def test_five_children_on_two_models_each_reach_their_own_model_server(tmp_path, pro_adapter):
     with SseServer() as server, SseServer() as pro_server:
         server.route = pro_server.route = router(TASKS, "delegate five")
-        home = make_home(tmp_path, rows(server, pro_server))
+        home = make_home(tmp_path, rows(server, pro_server, pro_adapter))
         async with InProcess(home) as host:
             agent = await host.root.get("agents").open()
             agent.followup("delegate five")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from dshctl.agents.llm.api import LLM_SERVICE
+from dshctl.agents.llm.api import LLM_SERVICE, route_service
 from dshctl.agents.llm.openai import OpenAiModel
 from dshctl.agents.llm.openai import schema as openai_schema
 
@@ -30,6 +30,7 @@ def resolved(config: dict) -> dict:
 
 
 def apply(ctx, config):
-    model = OpenAiModel(resolved(config))
-    ctx.provide(LLM_SERVICE, model)
+    settings = resolved(config)
+    model = OpenAiModel(settings)
+    ctx.provide(route_service(model.provider) if settings.get("route") else LLM_SERVICE, model)
     ctx.effect(lambda: model.aclose, "llm-deepseek: close the HTTP client")
