@@ -169,15 +169,16 @@ def _cli_imports(home, spec: str, profile: str) -> set[str]:
             if line.startswith("import time:") and "|" in line}
 
 
-def test_the_cli_imports_httpx_without_its_command_line_and_not_at_all_when_all_is_cached(
+def test_the_cli_fetches_with_http_client_not_httpx_and_imports_neither_when_all_is_cached(
         home, repos, npm_env):
     npm_env.add("leaf-imports", "1.0.0")
     src = npm_bundle(repos, "dsh-imports", {"leaf-imports": "^1.0.0"})
     cold = _cli_imports(home, src.url, "web")
-    assert "httpx" in cold  # requests were made, without httpx's command line and what it pulls
-    assert not any(m.startswith(("pygments", "rich.syntax")) for m in cold)
+    assert "http.client" in cold  # requests were made, with the standard library's client …
+    assert not any(m.startswith(("httpx", "httpcore", "certifi", "pygments")) for m in cold)
     warm = _cli_imports(home, src.url, "other")
-    assert not any(m.startswith(("httpx", "httpcore")) for m in warm)  # nothing needed the network
+    assert not any(m.startswith(("httpx", "http.client", "dshctl.bundles.npm.http_pool"))
+                   for m in warm)  # nothing needed the network
 
 
 def test_a_tarball_fetched_during_resolution_fails_with_the_usual_message(home, repos, npm_env):

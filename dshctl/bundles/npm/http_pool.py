@@ -1,0 +1,316 @@
+"""A small HTTP/1.1 client for the registry over the standard library's ``http.client``.
+
+Why not httpx: importing httpx and building a client cost 90–150 ms of CPU per run, ``http.client``
+42–63 ms (docs/performance.md), and a registry needs little: GETs, keep-alive, redirects (done by
+the caller), gzip. What it keeps from the httpx client it replaces:
+- one pool of keep-alive connections per origin, shared by the fetch threads (at most 16 idle);
+- a connect timeout (``min(timeout, 10 s)``) and a per-read timeout (``fetch-timeout``);
+- a total deadline per request: every socket read and write waits at most until ``stop_at``, so a
+  registry sending one byte a second is given up when the deadline passes (issue 28);
+- TLS only for https URLs, with a context made on first use (certifi's CA bundle, or
+  ``SSL_CERT_FILE``/``SSL_CERT_DIR``), and for https the proxy from ``HTTPS_PROXY``/``ALL_PROXY``
+  unless ``NO_PROXY`` names the host, tunnelled with CONNECT; plain http never uses a proxy;
+- bodies decoded from gzip/deflate in bounded steps, so the caller's size cap counts inflated
+  bytes and a compression bomb is refused while it streams.
+"""
+from __future__ import annotations
+
+import http.client
+import io
+import os
+import socket
+import threading
+import time
+import zlib
+from typing import Iterator
+from urllib.parse import unquote, urlsplit
+
+CHUNK = 64 * 1024
+MAX_IDLE = 16
+USER_AGENT = "dshctl (npm registry client)"
+
+
+class Timeout(Exception):
+    """A read or connect waited past its timeout, or the request's deadline passed."""
+
+
+class TransportError(Exception):
+    """The connection failed or the answer broke HTTP; the name of the cause is the message."""
+
+
+class _DeadlineReader(io.RawIOBase):
+    """Socket reads that each wait at most the read timeout and never past the deadline."""
+
+    def __init__(self, conn: "_Connection"):
+        self._conn = conn
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        sock = self._conn.raw
+        sock.settimeout(self._conn.bounded(self._conn.read_timeout))
+        return sock.recv_into(buffer)
+
+
+class _Socket:
+    """What ``http.client`` uses of a socket, with every operation bounded by the deadline."""
+
+    def __init__(self, conn: "_Connection"):
+        self._conn = conn
+
+    def sendall(self, data) -> None:
+        self._conn.raw.settimeout(self._conn.bounded(self._conn.read_timeout))
+        self._conn.raw.sendall(data)
+
+    def makefile(self, mode: str, *args, **kwargs):
+        return io.BufferedReader(_DeadlineReader(self._conn), CHUNK)
+
+    def close(self) -> None:
+        self._conn.raw.close()
+
+
+class _Connection(http.client.HTTPConnection):
+    def __init__(self, scheme: str, host: str, port: int, read_timeout: float,
+                 proxy: tuple[str, int, dict[str, str]] | None):
+        super().__init__(host, port)
+        self.scheme, self.read_timeout, self.proxy = scheme, read_timeout, proxy
+        self.stop_at: float | None = None
+        self.raw: socket.socket | None = None
+        self.used = False  # served a request before: may have been closed by the server
+
+    def bounded(self, timeout: float) -> float:
+        if self.stop_at is None:
+            return timeout
+        left = self.stop_at - time.monotonic()
+        if left <= 0:
+            raise Timeout("the request's deadline passed")
+        return min(timeout, left)
+
+    def connect(self) -> None:
+        host, port = (self.proxy[0], self.proxy[1]) if self.proxy else (self.host, self.port)
+        # an ASCII name as bytes: getaddrinfo would otherwise import the idna codec (~4 ms)
+        raw = socket.create_connection((host.encode() if host.isascii() else host, port),
+                                       self.bounded(min(self.read_timeout, 10.0)))
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.raw = raw
+        self.sock = _Socket(self)
+        if self.proxy:
+            self._open_tunnel()
+        if self.scheme == "https":
+            raw.settimeout(self.bounded(self.read_timeout))
+            self.raw = tls_context().wrap_socket(raw, server_hostname=self.host)
+
+    def _open_tunnel(self) -> None:
+        """CONNECT host:port through the proxy, before TLS (http.client's own tunnel code
+        reads through ``self.sock`` too, but names the proxy, not the registry, as the host)."""
+        lines = [f"CONNECT {self.host}:{self.port} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+        lines += [f"{k}: {v}" for k, v in self.proxy[2].items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        answer = http.client.HTTPResponse(self.sock, method="CONNECT")
+        answer.begin()
+        if answer.status != 200:
+            raise TransportError(f"ProxyRefused {answer.status}")
+        # begin() read the headers through a buffered file that is dropped now: a proxy sends
+        # nothing after them until the client speaks, so no byte of the tunnel is lost.
+
+    def close(self) -> None:
+        super().close()
+        if self.raw is not None:
+            self.raw.close()
+            self.raw = None
+
+
+class Response:
+    def __init__(self, pool: "Pool", key, conn: _Connection, answer: http.client.HTTPResponse):
+        self._pool, self._key, self._conn, self._answer = pool, key, conn, answer
+        self.status = answer.status
+        self.headers = answer.headers  # case-insensitive .get()
+        self._done = False
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The body as it arrives, inflated when the registry compressed it."""
+        inflate = _decoder(self.headers.get("content-encoding"))
+        try:
+            while chunk := self._answer.read1(CHUNK):
+                if inflate is None:
+                    yield chunk
+                    continue
+                data = inflate.decompress(chunk, CHUNK)
+                while data:  # at most CHUNK inflated bytes at a time: a bomb is counted as it grows
+                    yield data
+                    data = inflate.decompress(inflate.unconsumed_tail, CHUNK)
+            if inflate is not None and (tail := inflate.flush()):
+                yield tail
+        except (Timeout, TransportError, OSError, http.client.HTTPException, zlib.error,
+                ValueError) as exc:
+            raise _translated(exc) from None
+        self._done = True
+
+    def close(self) -> None:
+        answer = self._answer
+        if not self._done and not answer.chunked and answer.length is not None and \
+                answer.length <= CHUNK:
+            try:  # a 304, a redirect or a refusal: its small body read, the connection kept
+                answer.read()
+                self._done = True
+            except Exception:
+                pass
+        if self._done and not answer.will_close and answer.isclosed():
+            self._pool._release(self._key, self._conn)
+        else:
+            self._conn.close()  # half-read or closing: the connection cannot serve another
+
+    def __enter__(self) -> "Response":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _decoder(encoding: str | None):
+    encoding = (encoding or "").strip().lower()
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj(32 + zlib.MAX_WBITS)  # zlib-wrapped, as servers send it
+    if encoding in ("", "identity"):
+        return None
+    raise TransportError(f"UnsupportedEncoding {encoding}")
+
+
+class Pool:
+    """Keep-alive connections per (scheme, host, port), safe to share between threads."""
+
+    def __init__(self, read_timeout: float):
+        self.read_timeout = read_timeout
+        self._idle: dict[tuple, list[_Connection]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, url: str, headers: dict[str, str], stop_at: float | None) -> Response:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise TransportError(f"UnsupportedURL {scheme or '(no scheme)'}")
+        key = (scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80))
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        sent = {"user-agent": USER_AGENT, "accept-encoding": "gzip, deflate", **headers}
+        while True:
+            conn = self._take(key)
+            conn.stop_at = stop_at
+            reused = conn.used
+            try:
+                conn.request("GET", target, headers=sent)
+                answer = conn.getresponse()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                conn.close()
+                if reused:
+                    continue  # the server closed an idle keep-alive connection: open a new one
+                raise TransportError(type(exc).__name__) from None
+            except BaseException as exc:
+                conn.close()
+                raise _translated(exc) from None
+            conn.used = True
+            return Response(self, key, conn, answer)
+
+    def _take(self, key) -> _Connection:
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle:
+                return idle.pop()
+        return _Connection(key[0], key[1], key[2], self.read_timeout,
+                           _proxy_for(key[1]) if key[0] == "https" else None)
+
+    def _release(self, key, conn: _Connection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if len(idle) < MAX_IDLE:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            conns = [c for idle in self._idle.values() for c in idle]
+            self._idle.clear()
+        for conn in conns:
+            conn.close()
+
+
+def _translated(exc: BaseException) -> BaseException:
+    """A socket, TLS or HTTP parsing failure as Timeout / TransportError; others unchanged."""
+    if isinstance(exc, (Timeout, TransportError)):
+        return exc
+    if isinstance(exc, (TimeoutError, socket.timeout)):
+        return Timeout(str(exc) or "timed out")
+    if isinstance(exc, (OSError, http.client.HTTPException, ValueError)):
+        return TransportError(type(exc).__name__)
+    return exc
+
+
+_tls_lock = threading.Lock()
+_tls = None
+
+
+def tls_context():
+    """Made once, on the first https request: loading a CA bundle costs ~100 ms of CPU."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            import ssl
+
+            if os.environ.get("SSL_CERT_FILE"):
+                _tls = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+            elif os.environ.get("SSL_CERT_DIR"):
+                _tls = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+            else:
+                try:
+                    import certifi
+                except ImportError:  # the system's store, as ssl knows it
+                    _tls = ssl.create_default_context()
+                else:
+                    _tls = ssl.create_default_context(cafile=certifi.where())
+        return _tls
+
+
+def _env(*names: str) -> str:
+    for name in names:
+        value = os.environ.get(name.lower()) or os.environ.get(name.upper())
+        if value:
+            return value.strip()
+    return ""
+
+
+def _proxy_for(host: str) -> tuple[str, int, dict[str, str]] | None:
+    """The https proxy for ``host`` from the environment, as httpx's ``trust_env`` read it."""
+    if _bypassed(host, _env("no_proxy")):
+        return None
+    proxy = _env("https_proxy", "all_proxy")
+    if not proxy:
+        return None
+    parts = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+    if parts.scheme != "http" or not parts.hostname:
+        raise TransportError(f"UnsupportedProxy {parts.scheme}:// (only http:// proxies)")
+    headers = {}
+    if parts.username is not None:
+        import base64
+
+        cred = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        headers["Proxy-Authorization"] = "Basic " + base64.b64encode(cred).decode()
+    return parts.hostname, parts.port or 80, headers
+
+
+def _bypassed(host: str, no_proxy: str) -> bool:
+    host = host.lower().rstrip(".")
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if entry == "*":
+            return True
+        entry = entry.split("://", 1)[-1].split("/", 1)[0]
+        if entry.startswith("[") and "]" in entry:
+            entry = entry[1:entry.index("]")]
+        elif entry.count(":") == 1:
+            entry = entry.split(":", 1)[0]  # host:port: the port is not compared
+        entry = entry.lstrip("*").lstrip(".")
+        if entry and (host == entry or host.endswith("." + entry)):
+            return True
+    return False
