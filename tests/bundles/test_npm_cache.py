@@ -59,14 +59,40 @@ def test_a_stale_packument_is_revalidated_with_a_304(home, repos, npm_env):
         installed_packages(home / "profiles/web/node_modules/dsh-stale")
 
 
-def test_without_cache_control_every_run_revalidates(home, repos, npm_env):
-    npm_env.max_age = None
+def test_without_cache_control_a_packument_is_fresh_for_a_minute_then_revalidated(
+        home, repos, npm_env):
+    npm_env.max_age = None  # no Cache-Control at all; Last-Modified is a moment ago
     npm_env.add("leaf-nocc", "1.0.0")
     src = npm_bundle(repos, "dsh-nocc", {"leaf-nocc": "^1.0.0"})
     add(home, src.url)
+    [entry] = [p for p in cache_files(home) if json.loads(p.read_text())["url"].endswith("/leaf-nocc")]
+    assert json.loads(entry.read_text())["maxAge"] == 60  # the floor: it changed just now
     npm_env.requests.clear()
-    add(home, src.url, profile="other")
+    add(home, src.url, profile="other")  # within the minute: no request
+    assert npm_env.requests == []
+    data = json.loads(entry.read_text())
+    data["storedAt"] -= 61  # a minute later
+    entry.write_text(json.dumps(data))
+    add(home, src.url, profile="third")
     assert npm_env.requests == ["/leaf-nocc"] and npm_env.not_modified == ["/leaf-nocc"]
+
+
+@pytest.mark.parametrize("changed_ago, fresh_for", [(0, 60), (1200, 120), (86400, 300)])
+def test_the_heuristic_freshness_is_a_tenth_of_the_age_within_a_minute_and_five(
+        changed_ago, fresh_for):
+    from email.utils import formatdate
+
+    from dshctl.bundles.npm.cache import from_response
+
+    now = 1_800_000_000.0
+    headers = {"date": formatdate(now, usegmt=True),
+               "last-modified": formatdate(now - changed_ago, usegmt=True)}
+    entry = from_response("http://r/x", "a", {"versions": {}}, headers, now)
+    assert entry.max_age == fresh_for
+    assert entry.fresh(now + fresh_for - 1) and not entry.fresh(now + fresh_for + 1)
+    explicit = from_response("http://r/x", "a", {}, {**headers, "cache-control": "max-age=5"}, now)
+    assert explicit.max_age == 5  # a registry's own max-age always wins
+    assert not from_response("http://r/x", "a", {}, {"cache-control": "no-cache"}, now).fresh(now)
 
 
 def test_update_revalidates_and_sees_a_new_version(home, repos, npm_env):
