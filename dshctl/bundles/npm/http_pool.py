@@ -149,13 +149,12 @@ class Response:
 
     def close(self) -> None:
         answer = self._answer
-        if not self._done and not answer.chunked and answer.length is not None and \
-                answer.length <= CHUNK:
-            try:  # a 304, a redirect or a refusal: its small body read, the connection kept
-                answer.read()
+        if not answer.chunked and answer.length is not None and answer.length <= CHUNK:
+            try:  # a 304, a redirect, a refusal, or a body read to its end (read1 leaves the
+                answer.read()  # answer open at length 0): the rest read, the connection kept
                 self._done = True
             except Exception:
-                pass
+                self._done = False
         if self._done and not answer.will_close and answer.isclosed():
             self._pool._release(self._key, self._conn)
         else:
