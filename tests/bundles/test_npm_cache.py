@@ -8,7 +8,11 @@ import os
 import subprocess
 import sys
 
+from datetime import datetime, timezone
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dshctl.bundles.install import Installer, Options
 from dshctl.errors import DshctlError
@@ -195,8 +199,10 @@ def _cli_imports(home, spec: str, profile: str) -> set[str]:
             if line.startswith("import time:") and "|" in line}
 
 
+@pytest.mark.parametrize("max_age", [300, None])  # None: the heuristic reads Date/Last-Modified
 def test_the_cli_fetches_with_its_own_client_and_imports_none_when_all_is_cached(
-        home, repos, npm_env):
+        home, repos, npm_env, max_age):
+    npm_env.max_age = max_age
     npm_env.add("leaf-imports", "1.0.0")
     src = npm_bundle(repos, "dsh-imports", {"leaf-imports": "^1.0.0"})
     cold = _cli_imports(home, src.url, "web")
@@ -220,3 +226,26 @@ def test_a_tarball_fetched_during_resolution_fails_with_the_usual_message(home, 
     assert not (home / "profiles/web").exists()
     stored = [json.loads(p.read_text())["name"] for p in home.glob(".dshctl/store/npm/trees/*.json")]
     assert "tarball-gone" not in stored
+
+
+@given(st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1)))
+def test_http_dates_read_as_the_standard_library_reads_them(when):
+    from email.utils import format_datetime, formatdate, parsedate_to_datetime
+
+    from dshctl.bundles.npm.cache import http_date
+
+    stamp = when.replace(tzinfo=timezone.utc, microsecond=0).timestamp()
+    fixdate = formatdate(stamp, usegmt=True)
+    assert http_date(fixdate) == parsedate_to_datetime(fixdate).timestamp() == stamp
+    rfc850 = when.strftime("%A, %d-%b-%y %H:%M:%S GMT")  # an obsolete form: the fallback
+    assert http_date(rfc850) == parsedate_to_datetime(rfc850).timestamp()
+    assert http_date(format_datetime(when.replace(tzinfo=timezone.utc))) == \
+        parsedate_to_datetime(format_datetime(when.replace(tzinfo=timezone.utc))).timestamp()
+
+
+@pytest.mark.parametrize("bad", ["", "yesterday", "Sun, 06 Nov 1994 25:61:99 GMT",
+                                 "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, xx Nov 1994 08:49:37 GMT"])
+def test_a_bad_http_date_is_none_not_an_error(bad):
+    from dshctl.bundles.npm.cache import http_date
+
+    assert http_date(bad) is None
