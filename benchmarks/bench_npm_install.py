@@ -139,10 +139,12 @@ def floor(base: Path, url: str, registry: str) -> None:
          "httpx.Client(verify=False, trust_env=False)"]),
         ("  http.client instead (the standard library's)", [sys.executable, "-c",
          "import http.client; http.client.HTTPConnection('127.0.0.1')"]),
+        ("  dshctl's registry client (npm/http_pool.py) + a pool", [sys.executable, "-c",
+         "from dshctl.bundles.npm.http_pool import Pool; Pool(30.0)"]),
     ]
     print("floor (CPU, median of 7):")
     for label, cmd in rows:
-        print(f"  {label:58} {cpu_of(cmd) * 1000:6.1f} ms")
+        print(f"  {label:58} {cpu_of(cmd, cwd=ROOT) * 1000:6.1f} ms")
     repo = base / "floor-repo.git"
     commit = subprocess.run(["git", "ls-remote", url, "HEAD"], capture_output=True, text=True,
                             env=ENV).stdout.split()[0]
