@@ -1,8 +1,8 @@
-"""A small HTTP/1.1 client for the registry: a keep-alive pool over http_wire.py's connections.
+"""A small HTTP/1.1 client for the registry over the standard library's ``http.client``.
 
-Why not httpx: importing httpx and building a client cost 90–150 ms of CPU per run, and even the
-standard library's ``http.client`` ~20 ms more than this (docs/performance.md); a registry needs
-little: GETs, keep-alive, redirects (done by the caller), gzip. What it keeps from httpx:
+Why not httpx: importing httpx and building a client cost 90–150 ms of CPU per run, ``http.client``
+42–63 ms (docs/performance.md), and a registry needs little: GETs, keep-alive, redirects (done by
+the caller), gzip. What it keeps from the httpx client it replaces:
 - one pool of keep-alive connections per origin, shared by the fetch threads (at most 16 idle);
 - a connect timeout (``min(timeout, 10 s)``) and a per-read timeout (``fetch-timeout``);
 - a total deadline per request: every socket read and write waits at most until ``stop_at``, so a
@@ -15,47 +15,124 @@ little: GETs, keep-alive, redirects (done by the caller), gzip. What it keeps fr
 """
 from __future__ import annotations
 
+import http.client
+import io
 import os
 import socket
 import threading
+import time
 import zlib
 from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
-from dshctl.bundles.npm.http_wire import CHUNK, Body, Connection, Timeout, TransportError
-
-__all__ = ["Pool", "Response", "Timeout", "TransportError"]
+CHUNK = 64 * 1024
 MAX_IDLE = 16
 USER_AGENT = "dshctl (npm registry client)"
 
 
-def _open(conn: Connection, proxy: tuple[str, int, dict[str, str]] | None) -> None:
-    """Connect (through the proxy's CONNECT tunnel when there is one), then TLS for https."""
-    if proxy:
-        conn.connect(proxy[0], proxy[1])
-        lines = [f"CONNECT {conn.host}:{conn.port} HTTP/1.1", f"Host: {conn.host}:{conn.port}"]
-        lines += [f"{k}: {v}" for k, v in proxy[2].items()]
-        conn.send(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        _version, status, _headers = conn.read_head()
-        if status != 200:
-            raise TransportError(f"ProxyRefused {status}")
-    else:
-        conn.connect(conn.host, conn.port)
-    if conn.scheme == "https":
-        conn.sock.settimeout(conn.bounded(conn.read_timeout))
-        conn.sock = tls_context().wrap_socket(conn.sock, server_hostname=conn.host)
+class Timeout(Exception):
+    """A read or connect waited past its timeout, or the request's deadline passed."""
+
+
+class TransportError(Exception):
+    """The connection failed or the answer broke HTTP; the name of the cause is the message."""
+
+
+class _DeadlineReader(io.RawIOBase):
+    """Socket reads that each wait at most the read timeout and never past the deadline."""
+
+    def __init__(self, conn: "_Connection"):
+        self._conn = conn
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        sock = self._conn.raw
+        sock.settimeout(self._conn.bounded(self._conn.read_timeout))
+        return sock.recv_into(buffer)
+
+
+class _Socket:
+    """What ``http.client`` uses of a socket, with every operation bounded by the deadline."""
+
+    def __init__(self, conn: "_Connection"):
+        self._conn = conn
+
+    def sendall(self, data) -> None:
+        self._conn.raw.settimeout(self._conn.bounded(self._conn.read_timeout))
+        self._conn.raw.sendall(data)
+
+    def makefile(self, mode: str, *args, **kwargs):
+        return io.BufferedReader(_DeadlineReader(self._conn), CHUNK)
+
+    def close(self) -> None:
+        self._conn.raw.close()
+
+
+class _Connection(http.client.HTTPConnection):
+    def __init__(self, scheme: str, host: str, port: int, read_timeout: float,
+                 proxy: tuple[str, int, dict[str, str]] | None):
+        super().__init__(host, port)
+        self.scheme, self.read_timeout, self.proxy = scheme, read_timeout, proxy
+        self.stop_at: float | None = None
+        self.raw: socket.socket | None = None
+        self.used = False  # served a request before: may have been closed by the server
+
+    def bounded(self, timeout: float) -> float:
+        if self.stop_at is None:
+            return timeout
+        left = self.stop_at - time.monotonic()
+        if left <= 0:
+            raise Timeout("the request's deadline passed")
+        return min(timeout, left)
+
+    def connect(self) -> None:
+        host, port = (self.proxy[0], self.proxy[1]) if self.proxy else (self.host, self.port)
+        # an ASCII name as bytes: getaddrinfo would otherwise import the idna codec (~4 ms)
+        raw = socket.create_connection((host.encode() if host.isascii() else host, port),
+                                       self.bounded(min(self.read_timeout, 10.0)))
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.raw = raw
+        self.sock = _Socket(self)
+        if self.proxy:
+            self._open_tunnel()
+        if self.scheme == "https":
+            raw.settimeout(self.bounded(self.read_timeout))
+            self.raw = tls_context().wrap_socket(raw, server_hostname=self.host)
+
+    def _open_tunnel(self) -> None:
+        """CONNECT host:port through the proxy, before TLS (http.client's own tunnel code
+        reads through ``self.sock`` too, but names the proxy, not the registry, as the host)."""
+        lines = [f"CONNECT {self.host}:{self.port} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+        lines += [f"{k}: {v}" for k, v in self.proxy[2].items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        answer = http.client.HTTPResponse(self.sock, method="CONNECT")
+        answer.begin()
+        if answer.status != 200:
+            raise TransportError(f"ProxyRefused {answer.status}")
+        # begin() read the headers through a buffered file that is dropped now: a proxy sends
+        # nothing after them until the client speaks, so no byte of the tunnel is lost.
+
+    def close(self) -> None:
+        super().close()
+        if self.raw is not None:
+            self.raw.close()
+            self.raw = None
 
 
 class Response:
-    def __init__(self, pool: "Pool", key, conn: Connection, status: int, headers, body: Body):
-        self._pool, self._key, self._conn, self._body = pool, key, conn, body
-        self.status, self.headers = status, headers  # headers: case-insensitive .get()
+    def __init__(self, pool: "Pool", key, conn: _Connection, answer: http.client.HTTPResponse):
+        self._pool, self._key, self._conn, self._answer = pool, key, conn, answer
+        self.status = answer.status
+        self.headers = answer.headers  # case-insensitive .get()
+        self._done = False
 
     def iter_bytes(self) -> Iterator[bytes]:
         """The body as it arrives, inflated when the registry compressed it."""
         inflate = _decoder(self.headers.get("content-encoding"))
         try:
-            for chunk in self._body.chunks():
+            while chunk := self._answer.read1(CHUNK):
                 if inflate is None:
                     yield chunk
                     continue
@@ -65,19 +142,20 @@ class Response:
                     data = inflate.decompress(inflate.unconsumed_tail, CHUNK)
             if inflate is not None and (tail := inflate.flush()):
                 yield tail
-        except (Timeout, TransportError, OSError, zlib.error, ValueError) as exc:
-            self._body.done = False
+        except (Timeout, TransportError, OSError, http.client.HTTPException, zlib.error,
+                ValueError) as exc:
             raise _translated(exc) from None
+        self._done = True
 
     def close(self) -> None:
-        body = self._body
-        if not body.done and not body.chunked and body.left is not None and body.left <= CHUNK:
-            try:  # a redirect or a refusal: its small body read, the connection kept
-                for _ in body.chunks():
-                    pass
+        answer = self._answer
+        if not answer.chunked and answer.length is not None and answer.length <= CHUNK:
+            try:  # a 304, a redirect, a refusal, or a body read to its end (read1 leaves the
+                answer.read()  # answer open at length 0): the rest read, the connection kept
+                self._done = True
             except Exception:
-                body.done = False
-        if body.done and not body.will_close:
+                self._done = False
+        if self._done and not answer.will_close and answer.isclosed():
             self._pool._release(self._key, self._conn)
         else:
             self._conn.close()  # half-read or closing: the connection cannot serve another
@@ -105,7 +183,7 @@ class Pool:
 
     def __init__(self, read_timeout: float):
         self.read_timeout = read_timeout
-        self._idle: dict[tuple, list[Connection]] = {}
+        self._idle: dict[tuple, list[_Connection]] = {}
         self._lock = threading.Lock()
 
     def get(self, url: str, headers: dict[str, str], stop_at: float | None) -> Response:
@@ -117,38 +195,32 @@ class Pool:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         sent = {"user-agent": USER_AGENT, "accept-encoding": "gzip, deflate", **headers}
         while True:
-            conn, proxy = self._take(key)
+            conn = self._take(key)
             conn.stop_at = stop_at
             reused = conn.used
             try:
-                if conn.sock is None:
-                    _open(conn, proxy)
-                conn.request(target, sent)
-                version, status, answer = conn.read_head()
-                while 100 <= status < 200 and status != 101:  # 100 Continue and the like
-                    version, status, answer = conn.read_head()
-                body = Body(conn, version, status, answer)
-            except (BrokenPipeError, ConnectionResetError, TransportError) as exc:
+                conn.request("GET", target, headers=sent)
+                answer = conn.getresponse()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
                 conn.close()
-                if reused and (not isinstance(exc, TransportError) or
-                               str(exc) == "RemoteDisconnected"):
+                if reused:
                     continue  # the server closed an idle keep-alive connection: open a new one
-                raise _translated(exc) from None
+                raise TransportError(type(exc).__name__) from None
             except BaseException as exc:
                 conn.close()
                 raise _translated(exc) from None
             conn.used = True
-            return Response(self, key, conn, status, answer, body)
+            return Response(self, key, conn, answer)
 
-    def _take(self, key) -> tuple[Connection, tuple | None]:
+    def _take(self, key) -> _Connection:
         with self._lock:
             idle = self._idle.get(key)
             if idle:
-                return idle.pop(), None
-        return Connection(key[0], key[1], key[2], self.read_timeout), \
-            _proxy_for(key[1]) if key[0] == "https" else None
+                return idle.pop()
+        return _Connection(key[0], key[1], key[2], self.read_timeout,
+                           _proxy_for(key[1]) if key[0] == "https" else None)
 
-    def _release(self, key, conn: Connection) -> None:
+    def _release(self, key, conn: _Connection) -> None:
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if len(idle) < MAX_IDLE:
@@ -170,9 +242,7 @@ def _translated(exc: BaseException) -> BaseException:
         return exc
     if isinstance(exc, (TimeoutError, socket.timeout)):
         return Timeout(str(exc) or "timed out")
-    if isinstance(exc, zlib.error):
-        return TransportError("DecodingError")
-    if isinstance(exc, (OSError, ValueError)):
+    if isinstance(exc, (OSError, http.client.HTTPException, ValueError)):
         return TransportError(type(exc).__name__)
     return exc
 
