@@ -15,9 +15,11 @@ the caller), gzip. What it keeps from the httpx client it replaces:
 """
 from __future__ import annotations
 
+import email.errors
 import http.client
 import io
 import os
+import re
 import socket
 import threading
 import time
@@ -41,33 +43,52 @@ class TransportError(Exception):
 class _DeadlineReader(io.RawIOBase):
     """Socket reads that each wait at most the read timeout and never past the deadline."""
 
-    def __init__(self, conn: "_Connection"):
-        self._conn = conn
+    def __init__(self, sock: "_Socket"):
+        self._sock = sock
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        sock = self._conn.raw
-        sock.settimeout(self._conn.bounded(self._conn.read_timeout))
-        return sock.recv_into(buffer)
+        conn = self._sock.conn
+        self._sock.raw.settimeout(conn.bounded(conn.read_timeout))
+        return self._sock.raw.recv_into(buffer)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._sock.file_closed()
+        super().close()
 
 
 class _Socket:
-    """What ``http.client`` uses of a socket, with every operation bounded by the deadline."""
+    """What ``http.client`` uses of a socket, with every operation bounded by the deadline.
 
-    def __init__(self, conn: "_Connection"):
-        self._conn = conn
+    Like a real socket's ``makefile``, a file made from it keeps the socket open until the file
+    is closed too: ``http.client`` closes the connection as soon as an answer says it will
+    close, and hands the socket on to that answer, which still has its body to read."""
+
+    def __init__(self, conn: "_Connection", raw: socket.socket):
+        self.conn, self.raw = conn, raw
+        self._files = 0
+        self._closed = False
 
     def sendall(self, data) -> None:
-        self._conn.raw.settimeout(self._conn.bounded(self._conn.read_timeout))
-        self._conn.raw.sendall(data)
+        self.raw.settimeout(self.conn.bounded(self.conn.read_timeout))
+        self.raw.sendall(data)
 
     def makefile(self, mode: str, *args, **kwargs):
-        return io.BufferedReader(_DeadlineReader(self._conn), CHUNK)
+        self._files += 1
+        return io.BufferedReader(_DeadlineReader(self), CHUNK)
+
+    def file_closed(self) -> None:
+        self._files -= 1
+        if self._closed and self._files == 0:
+            self.raw.close()
 
     def close(self) -> None:
-        self._conn.raw.close()
+        self._closed = True
+        if self._files == 0:
+            self.raw.close()
 
 
 class _Connection(http.client.HTTPConnection):
@@ -76,7 +97,6 @@ class _Connection(http.client.HTTPConnection):
         super().__init__(host, port)
         self.scheme, self.read_timeout, self.proxy = scheme, read_timeout, proxy
         self.stop_at: float | None = None
-        self.raw: socket.socket | None = None
         self.used = False  # served a request before: may have been closed by the server
 
     def bounded(self, timeout: float) -> float:
@@ -93,13 +113,12 @@ class _Connection(http.client.HTTPConnection):
         raw = socket.create_connection((host.encode() if host.isascii() else host, port),
                                        self.bounded(min(self.read_timeout, 10.0)))
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.raw = raw
-        self.sock = _Socket(self)
+        self.sock = _Socket(self, raw)
         if self.proxy:
             self._open_tunnel()
         if self.scheme == "https":
             raw.settimeout(self.bounded(self.read_timeout))
-            self.raw = tls_context().wrap_socket(raw, server_hostname=self.host)
+            self.sock.raw = tls_context().wrap_socket(raw, server_hostname=self.host)
 
     def _open_tunnel(self) -> None:
         """CONNECT host:port through the proxy, before TLS (http.client's own tunnel code
@@ -108,17 +127,15 @@ class _Connection(http.client.HTTPConnection):
         lines += [f"{k}: {v}" for k, v in self.proxy[2].items()]
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         answer = http.client.HTTPResponse(self.sock, method="CONNECT")
-        answer.begin()
+        try:
+            answer.begin()
+        finally:
+            answer.close()  # its file only: the socket stays open for the tunnel
         if answer.status != 200:
             raise TransportError(f"ProxyRefused {answer.status}")
         # begin() read the headers through a buffered file that is dropped now: a proxy sends
         # nothing after them until the client speaks, so no byte of the tunnel is lost.
 
-    def close(self) -> None:
-        super().close()
-        if self.raw is not None:
-            self.raw.close()
-            self.raw = None
 
 
 class Response:
@@ -140,8 +157,13 @@ class Response:
                 while data:  # at most CHUNK inflated bytes at a time: a bomb is counted as it grows
                     yield data
                     data = inflate.decompress(inflate.unconsumed_tail, CHUNK)
-            if inflate is not None and (tail := inflate.flush()):
-                yield tail
+            if self._answer.length:  # read1 ends quietly at a close before Content-Length
+                raise http.client.IncompleteRead(b"", self._answer.length)
+            if inflate is not None:
+                if tail := inflate.flush():
+                    yield tail
+                if not inflate.eof:  # the compressed stream stops short of its end
+                    raise zlib.error("truncated stream")
         except (Timeout, TransportError, OSError, http.client.HTTPException, zlib.error,
                 ValueError) as exc:
             raise _translated(exc) from None
@@ -157,8 +179,9 @@ class Response:
                 self._done = False
         if self._done and not answer.will_close and answer.isclosed():
             self._pool._release(self._key, self._conn)
-        else:
-            self._conn.close()  # half-read or closing: the connection cannot serve another
+        else:  # half-read or closing: the connection cannot serve another
+            answer.close()
+            self._conn.close()
 
     def __enter__(self) -> "Response":
         return self
@@ -194,6 +217,7 @@ class Pool:
         key = (scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80))
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         sent = {"user-agent": USER_AGENT, "accept-encoding": "gzip, deflate", **headers}
+        _refuse_hostile_request(parts.hostname, target, sent)
         while True:
             conn = self._take(key)
             conn.stop_at = stop_at
@@ -210,6 +234,12 @@ class Pool:
                 conn.close()
                 raise _translated(exc) from None
             conn.used = True
+            try:
+                _check_answer_head(answer)
+            except TransportError:
+                answer.close()
+                conn.close()
+                raise
             return Response(self, key, conn, answer)
 
     def _take(self, key) -> _Connection:
@@ -236,12 +266,55 @@ class Pool:
             conn.close()
 
 
+# RFC 9110: a field name is a token; a value has no control character but tab. http.client
+# lets a name with a space through and leaves the rest to the moment it sends: checked first,
+# so that a hostile URL or header (from a packument or .npmrc) never reaches the wire.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+_URL_PART = re.compile(r"[\x21-\x7e]+")  # visible ASCII: no space, no control, no non-ASCII
+_FOLD = re.compile(r"\r?\n[ \t]+")
+
+
+def _refuse_hostile_request(host: str, target: str, headers: dict[str, str]) -> None:
+    if not _URL_PART.fullmatch(host) or not _URL_PART.fullmatch(target):
+        raise TransportError("InvalidURL")
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
+            raise TransportError("InvalidHeader")
+
+
+def _check_answer_head(answer: http.client.HTTPResponse) -> None:
+    """What http.client accepts quietly in a head but a client must not (RFC 9112): a line that
+    is no header, a Content-Length that is no number (http.client then reads to the close, so
+    a cut answer would look whole); folded values are joined with a space as it requires."""
+    headers = answer.headers
+    if any(isinstance(d, (email.errors.MissingHeaderBodySeparatorDefect,
+                          email.errors.FirstHeaderLineIsContinuationDefect))
+           for d in headers.defects):
+        raise TransportError("InvalidHeader")
+    lengths = headers.get_all("content-length") or []
+    if lengths and not answer.chunked:
+        values = {v.strip() for length in lengths for v in length.split(",")}
+        if len(values) != 1 or not all(v.isascii() and v.isdigit() for v in values):
+            raise TransportError("InvalidContentLength")
+    for name in {n for n, v in headers.items() if "\n" in v}:
+        values = [_FOLD.sub(" ", v) for v in headers.get_all(name)]
+        del headers[name]
+        for value in values:
+            headers[name] = value
+
+
 def _translated(exc: BaseException) -> BaseException:
-    """A socket, TLS or HTTP parsing failure as Timeout / TransportError; others unchanged."""
+    """A socket, TLS, HTTP parsing or inflating failure as Timeout / TransportError named by
+    its class (with http.client's text where the class alone says nothing); others unchanged."""
     if isinstance(exc, (Timeout, TransportError)):
         return exc
     if isinstance(exc, (TimeoutError, socket.timeout)):
         return Timeout(str(exc) or "timed out")
+    if isinstance(exc, zlib.error):
+        return TransportError("DecodingError")
+    if type(exc) is http.client.HTTPException:
+        return TransportError(f"HTTPException {exc}")
     if isinstance(exc, (OSError, http.client.HTTPException, ValueError)):
         return TransportError(type(exc).__name__)
     return exc
