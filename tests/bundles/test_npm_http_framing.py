@@ -14,7 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dshctl.bundles.npm.http_pool import Pool, Timeout, TransportError
+from dshctl.bundles.npm.config import Config
+from dshctl.bundles.npm.http_pool import Pool, Refused, Timeout, TransportError
+from dshctl.bundles.npm.registry import FetchFailed
+from dshctl.bundles.npm.registry import Registry as NpmRegistry
 
 
 class RawServer:
@@ -205,23 +208,40 @@ def test_folded_repeated_and_informational_headers(raw):
         pool.close()
 
 
-@pytest.mark.parametrize("url, headers", [
-    ("x y", {}), ("x\r\nInjected: 1", {}), ("caf\u00e9", {}), ("x?q=\x00", {}),
-    ("x", {"authorization": "Bearer t\r\nInjected: 1"}), ("x", {"bad name": "v"}),
-    ("x", {"x-a": "one\ntwo"}), ("x", {"x-a": "nul\x00"}), ("x", {"": "v"}),
-    ("x", {"x-a:": "v"}),
+NO_TOKEN = "InvalidHeader (a name that is no token)"
+
+
+@pytest.mark.parametrize("url, headers, fault", [
+    ("x y", {}, "InvalidURL"), ("x\r\nInjected: 1", {}, "InvalidURL"),
+    ("caf\u00e9", {}, "InvalidURL"), ("x?q=\x00", {}, "InvalidURL"),
+    ("x", {"authorization": "Bearer t\r\nInjected: 1"}, "InvalidHeader authorization"),
+    ("x", {"x-a": "one\ntwo"}, "InvalidHeader x-a"), ("x", {"x-a": "nul\x00"}, "InvalidHeader x-a"),
+    ("x", {"bad name": "v"}, NO_TOKEN), ("x", {"": "v"}, NO_TOKEN), ("x", {"x-a:": "v"}, NO_TOKEN),
 ])
-def test_a_hostile_url_or_header_value_never_reaches_the_wire(raw, url, headers):
+def test_a_hostile_url_or_header_value_never_reaches_the_wire(raw, url, headers, fault):
     raw.answers = [[b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"]]
     pool = Pool(5)
     try:
-        with pytest.raises(TransportError) as err:
+        with pytest.raises(Refused) as err:
             pool.get(raw.url + url, headers, None)
-        assert str(err.value) == ("InvalidHeader" if headers else "InvalidURL")
+        assert str(err.value) == fault  # the value is never shown: it may carry a token
         time.sleep(0.05)
         assert raw.heads == [] and raw.connections == 0  # not even a connection was opened
     finally:
         pool.close()
+
+
+def test_a_refused_request_fails_at_once_with_one_line_naming_it(raw):
+    """No retry: the same request would be refused again."""
+    registry = NpmRegistry(Config(registry=raw.url, retries=3))
+    try:
+        with pytest.raises(FetchFailed) as err:
+            registry.tarball(raw.url + "pkg/-/bad name.tgz")
+        assert str(err.value).startswith(f"not sent to the registry {raw.url.rstrip('/')}: "
+                                         "InvalidURL")
+        assert registry.requests == 1 and raw.connections == 0
+    finally:
+        registry.close()
 
 
 def test_a_server_that_closes_an_idle_connection_costs_a_new_one_not_a_failure(raw):

@@ -40,6 +40,10 @@ class TransportError(Exception):
     """The connection failed or the answer broke HTTP; the name of the cause is the message."""
 
 
+class Refused(TransportError):
+    """A request not sent: its URL or a header would break HTTP (never worth a retry)."""
+
+
 class _DeadlineReader(io.RawIOBase):
     """Socket reads that each wait at most the read timeout and never past the deadline."""
 
@@ -277,10 +281,12 @@ _FOLD = re.compile(r"\r?\n[ \t]+")
 
 def _refuse_hostile_request(host: str, target: str, headers: dict[str, str]) -> None:
     if not _URL_PART.fullmatch(host) or not _URL_PART.fullmatch(target):
-        raise TransportError("InvalidURL")
+        raise Refused("InvalidURL")
     for name, value in headers.items():
-        if not _TOKEN.fullmatch(name) or not _FIELD_VALUE.fullmatch(value):
-            raise TransportError("InvalidHeader")
+        if not _TOKEN.fullmatch(name):
+            raise Refused("InvalidHeader (a name that is no token)")
+        if not _FIELD_VALUE.fullmatch(value):  # the value is never shown: it may be a token
+            raise Refused(f"InvalidHeader {name}")
 
 
 def _check_answer_head(answer: http.client.HTTPResponse) -> None:

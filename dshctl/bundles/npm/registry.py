@@ -78,7 +78,7 @@ class Registry:
         sent; every other answer raises FetchFailed. With ``write`` the body goes there as it
         arrives (``restart`` empties it before a retry) and is not kept; past ``max_bytes`` the
         answer is refused while it streams."""
-        from dshctl.bundles.npm.http_pool import Timeout, TransportError
+        from dshctl.bundles.npm.http_pool import Refused, Timeout, TransportError
 
         pool = self.pool()
         attempts = self.config.retries + 1
@@ -115,6 +115,10 @@ class Registry:
             except Timeout:
                 if last or time.monotonic() >= stop_at:
                     raise self._timed_out(url, attempt, stop_at) from None
+            except Refused as exc:
+                raise FetchFailed(f"not sent to the registry {_origin(url)}: {exc} (a space, a "
+                                  "control or a non-ASCII character; check .npmrc and the "
+                                  "packument's URLs)") from None
             except TransportError as exc:
                 if last:
                     raise FetchFailed(f"cannot reach the registry {_origin(url)} ({exc})") from None
