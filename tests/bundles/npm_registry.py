@@ -60,6 +60,8 @@ class Behaviour:
     trickle: float = 0.0   # seconds between single bytes of the answer (a registry that trickles)
     truncate: bool = False  # announce the full length, send half, close
     only: str | None = None  # "tarball" or "packument": which answer huge/trickle/truncate spoil
+    gzip: bool = False  # the packument sent with Content-Encoding: gzip
+    pad: int = 0  # ... with a "pad" field of this many spaces (a gzip bomb when large)
 
 
 @dataclass
@@ -72,6 +74,8 @@ class Registry:
     max_age: int | None = 300
     url: str = ""
     changed: dict[str, float] = field(default_factory=dict)  # name -> time of its last change
+    connections: int = 0  # TCP connections accepted (keep-alive shows as fewer than requests)
+    gzipped: list[str] = field(default_factory=list)  # packuments sent compressed
 
     def add(self, name: str, version: str, *, deps: dict[str, str] | None = None,
             optional: dict[str, str] | None = None, peers: dict[str, str] | None = None,
@@ -125,6 +129,7 @@ def _handler(reg: Registry):
             pass
 
         def setup(self):
+            reg.connections += 1
             super().setup()  # headers and body are two writes: without this, Nagle + delayed ACK
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # add 40 ms
 
@@ -163,6 +168,14 @@ def _handler(reg: Registry):
                 self.end_headers()
                 return
             self._send(200, body, "application/vnd.npm.install-v1+json", headers)
+
+        def _gzipped(self, path: str, doc: dict, pad: int) -> None:
+            import gzip
+
+            body = json.dumps({**doc, "pad": " " * pad} if pad else doc).encode()
+            reg.gzipped.append(path)
+            self._send(200, gzip.compress(body, 6), "application/json",
+                       {"content-encoding": "gzip"})
 
         def _misbehave(self, b: Behaviour, tar: bool, path: str, name: str) -> None:
             real = reg.tarballs.get(path) if tar else json.dumps(reg.packuments.get(name)).encode()
@@ -233,6 +246,8 @@ def _handler(reg: Registry):
                     return self._send(b.status, b'{"error":"injected"}')
                 if b.malformed and not tar:
                     return self._send(200, b'{"versions": [not json')
+                if b.gzip and not tar and name in reg.packuments:
+                    return self._gzipped(path, reg.packuments[name], b.pad)
                 spoil = b.only is None or b.only == ("tarball" if tar else "packument")
                 if spoil and (b.huge or b.trickle or b.truncate):
                     return self._misbehave(b, tar, path, name)
@@ -259,10 +274,21 @@ class _Listener(ThreadingHTTPServer):
 class Server:
     """Serves ``registry`` on 127.0.0.1 from a thread until ``close``."""
 
-    def __init__(self, registry: Registry):
+    def __init__(self, registry: Registry, tls: tuple[str, str] | None = None):
+        """``tls``: (certificate, key) files: serve https as ``localhost`` (the handshake runs in
+        the handler's thread, so a client that never finishes it holds no other)."""
         self.httpd = _Listener(("127.0.0.1", 0), _handler(registry))
         self.httpd.daemon_threads = True
-        registry.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        port = self.httpd.server_address[1]
+        registry.url = f"http://127.0.0.1:{port}/"
+        if tls:
+            import ssl
+
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True,
+                                                do_handshake_on_connect=False)
+            registry.url = f"https://localhost:{port}/"
         self.registry = registry
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()

@@ -8,7 +8,11 @@ import os
 import subprocess
 import sys
 
+from datetime import datetime, timezone
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dshctl.bundles.install import Installer, Options
 from dshctl.errors import DshctlError
@@ -59,14 +63,40 @@ def test_a_stale_packument_is_revalidated_with_a_304(home, repos, npm_env):
         installed_packages(home / "profiles/web/node_modules/dsh-stale")
 
 
-def test_without_cache_control_every_run_revalidates(home, repos, npm_env):
-    npm_env.max_age = None
+def test_without_cache_control_a_packument_is_fresh_for_a_minute_then_revalidated(
+        home, repos, npm_env):
+    npm_env.max_age = None  # no Cache-Control at all; Last-Modified is a moment ago
     npm_env.add("leaf-nocc", "1.0.0")
     src = npm_bundle(repos, "dsh-nocc", {"leaf-nocc": "^1.0.0"})
     add(home, src.url)
+    [entry] = [p for p in cache_files(home) if json.loads(p.read_text())["url"].endswith("/leaf-nocc")]
+    assert json.loads(entry.read_text())["maxAge"] == 60  # the floor: it changed just now
     npm_env.requests.clear()
-    add(home, src.url, profile="other")
+    add(home, src.url, profile="other")  # within the minute: no request
+    assert npm_env.requests == []
+    data = json.loads(entry.read_text())
+    data["storedAt"] -= 61  # a minute later
+    entry.write_text(json.dumps(data))
+    add(home, src.url, profile="third")
     assert npm_env.requests == ["/leaf-nocc"] and npm_env.not_modified == ["/leaf-nocc"]
+
+
+@pytest.mark.parametrize("changed_ago, fresh_for", [(0, 60), (1200, 120), (86400, 300)])
+def test_the_heuristic_freshness_is_a_tenth_of_the_age_within_a_minute_and_five(
+        changed_ago, fresh_for):
+    from email.utils import formatdate
+
+    from dshctl.bundles.npm.cache import from_response
+
+    now = 1_800_000_000.0
+    headers = {"date": formatdate(now, usegmt=True),
+               "last-modified": formatdate(now - changed_ago, usegmt=True)}
+    entry = from_response("http://r/x", "a", {"versions": {}}, headers, now)
+    assert entry.max_age == fresh_for
+    assert entry.fresh(now + fresh_for - 1) and not entry.fresh(now + fresh_for + 1)
+    explicit = from_response("http://r/x", "a", {}, {**headers, "cache-control": "max-age=5"}, now)
+    assert explicit.max_age == 5  # a registry's own max-age always wins
+    assert not from_response("http://r/x", "a", {}, {"cache-control": "no-cache"}, now).fresh(now)
 
 
 def test_update_revalidates_and_sees_a_new_version(home, repos, npm_env):
@@ -169,15 +199,18 @@ def _cli_imports(home, spec: str, profile: str) -> set[str]:
             if line.startswith("import time:") and "|" in line}
 
 
-def test_the_cli_imports_httpx_without_its_command_line_and_not_at_all_when_all_is_cached(
-        home, repos, npm_env):
+@pytest.mark.parametrize("max_age", [300, None])  # None: the heuristic reads Date/Last-Modified
+def test_the_cli_fetches_with_http_client_not_httpx_and_imports_neither_when_all_is_cached(
+        home, repos, npm_env, max_age):
+    npm_env.max_age = max_age
     npm_env.add("leaf-imports", "1.0.0")
     src = npm_bundle(repos, "dsh-imports", {"leaf-imports": "^1.0.0"})
     cold = _cli_imports(home, src.url, "web")
-    assert "httpx" in cold  # requests were made, without httpx's command line and what it pulls
-    assert not any(m.startswith(("pygments", "rich.syntax")) for m in cold)
+    assert "http.client" in cold  # requests were made, with the standard library's client …
+    assert not any(m.startswith(("httpx", "httpcore", "certifi", "pygments")) for m in cold)
     warm = _cli_imports(home, src.url, "other")
-    assert not any(m.startswith(("httpx", "httpcore")) for m in warm)  # nothing needed the network
+    assert not any(m.startswith(("httpx", "http.client", "dshctl.bundles.npm.http_pool"))
+                   for m in warm)  # nothing needed the network
 
 
 def test_a_tarball_fetched_during_resolution_fails_with_the_usual_message(home, repos, npm_env):
@@ -193,3 +226,26 @@ def test_a_tarball_fetched_during_resolution_fails_with_the_usual_message(home, 
     assert not (home / "profiles/web").exists()
     stored = [json.loads(p.read_text())["name"] for p in home.glob(".dshctl/store/npm/trees/*.json")]
     assert "tarball-gone" not in stored
+
+
+@given(st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1)))
+def test_http_dates_read_as_the_standard_library_reads_them(when):
+    from email.utils import format_datetime, formatdate, parsedate_to_datetime
+
+    from dshctl.bundles.npm.cache import http_date
+
+    stamp = when.replace(tzinfo=timezone.utc, microsecond=0).timestamp()
+    fixdate = formatdate(stamp, usegmt=True)
+    assert http_date(fixdate) == parsedate_to_datetime(fixdate).timestamp() == stamp
+    rfc850 = when.strftime("%A, %d-%b-%y %H:%M:%S GMT")  # an obsolete form: the fallback
+    assert http_date(rfc850) == parsedate_to_datetime(rfc850).timestamp()
+    assert http_date(format_datetime(when.replace(tzinfo=timezone.utc))) == \
+        parsedate_to_datetime(format_datetime(when.replace(tzinfo=timezone.utc))).timestamp()
+
+
+@pytest.mark.parametrize("bad", ["", "yesterday", "Sun, 06 Nov 1994 25:61:99 GMT",
+                                 "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, xx Nov 1994 08:49:37 GMT"])
+def test_a_bad_http_date_is_none_not_an_error(bad):
+    from dshctl.bundles.npm.cache import http_date
+
+    assert http_date(bad) is None

@@ -1,11 +1,12 @@
-"""The npm registry protocol over HTTP(S) with httpx: packuments and tarballs.
+"""The npm registry protocol over HTTP(S): packuments and tarballs.
 
-httpx because it is already a dependency, pools connections (one TLS handshake per host for a whole
-install), is safe to share between the fetch threads, and has separate connect/read timeouts.
-Retries with exponential backoff on 5xx, 429 and timeouts; 404/401/403 fail at once.
+The client is http_pool.py (the standard library's ``http.client`` with a keep-alive pool per
+origin, shared by the fetch threads, connect/read timeouts and a total deadline per request):
+httpx did the same at twice the start-up cost. Retries with exponential backoff on 5xx, 429 and
+timeouts; 404/401/403 fail at once.
 The auth token goes into the ``Authorization`` header only; it never appears in a message.
 Packuments go through the HTTP cache in the store (cache.py): a fresh one costs no request (and a
-run that needs no request never imports httpx), a stale one is revalidated (304).
+run that needs no request never imports the HTTP client), a stale one is revalidated (304).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import json
 import threading
 import time
 from typing import Callable
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 from dshctl.bundles.npm.cache import Entry, PackumentCache, from_response
 from dshctl.bundles.npm.config import Config
@@ -32,20 +33,6 @@ def packument_url(registry: str, name: str) -> str:
     return registry + (quote(name, safe="@") if name.startswith("@") else quote(name, safe=""))
 
 
-def _httpx():
-    """httpx, imported here only. ``httpx/__init__`` imports its command line (``httpx._main``),
-    which pulls in click, rich and pygments when they are installed (they are: dshctl's own
-    dependencies), ~80 ms of CPU for nothing. A ``None`` in ``sys.modules`` makes that import
-    fail the way httpx expects without click (it then defines a stub ``main``)."""
-    import sys
-
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)
-    import httpx
-
-    return httpx
-
-
 class Registry:
     def __init__(self, config: Config, *, cache: PackumentCache | None = None,
                  policy: str = "default"):
@@ -54,7 +41,7 @@ class Registry:
         self.policy = policy  # cache.POLICIES
         self.requests = 0  # HTTP requests made (packuments and tarballs)
         self._pending: dict[str, tuple[str, Entry]] = {}  # url -> (name, entry) to write
-        self._clients: dict[str, httpx.Client] = {}
+        self._pool = None  # http_pool.Pool, made by the first request
         self._lock = threading.Lock()
         self._packuments: dict[str, dict] = {}
         self._inflight: dict[str, threading.Event] = {}
@@ -62,30 +49,19 @@ class Registry:
         self.max_packument_bytes: int | None = 64 * MB  # set from Limits by deps.NpmContext
         self.max_tarball_bytes: int | None = None
 
-    def client_for(self, url: str) -> "httpx.Client":  # noqa: F821
-        """One pooled client per scheme, made on first use: building the TLS context (loading the
-        CA bundle) costs ~150 ms of CPU, which a plain-http registry never needs."""
-        httpx = _httpx()  # here, not at import time: a run without requests never pays for it
-        scheme = "https" if url.startswith("https:") else "http"
+    def pool(self) -> "http_pool.Pool":  # noqa: F821
+        """Made on first use, so a run that needs no request never imports ``http.client``."""
         with self._lock:
-            client = self._clients.get(scheme)
-            if client is None:
-                t = self.config.timeout
-                from dshctl.bundles.npm.deadline import transport
+            if self._pool is None:
+                from dshctl.bundles.npm import http_pool
 
-                pool = httpx.Limits(max_connections=16, max_keepalive_connections=16)
-                client = self._clients[scheme] = httpx.Client(
-                    timeout=httpx.Timeout(t, connect=min(t, 10.0)), follow_redirects=False,
-                    verify=scheme == "https", trust_env=scheme == "https", limits=pool,
-                    transport=transport(httpx, verify=scheme == "https",
-                                        trust_env=scheme == "https", limits=pool),
-                    headers={"user-agent": "dshctl (npm registry client)"})
-            return client
+                self._pool = http_pool.Pool(self.config.timeout)
+            return self._pool
 
     def close(self) -> None:
-        for client in self._clients.values():
-            client.close()
-        self._clients.clear()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def _headers(self, url: str, accept: str) -> dict[str, str]:
         headers = {"accept": accept}
@@ -102,9 +78,9 @@ class Registry:
         sent; every other answer raises FetchFailed. With ``write`` the body goes there as it
         arrives (``restart`` empties it before a retry) and is not kept; past ``max_bytes`` the
         answer is refused while it streams."""
-        httpx = _httpx()
-        from dshctl.bundles.npm import deadline
+        from dshctl.bundles.npm.http_pool import Refused, Timeout, TransportError
 
+        pool = self.pool()
         attempts = self.config.retries + 1
         redirects = 0
         stop_at = time.monotonic() + self.config.deadline
@@ -116,34 +92,36 @@ class Registry:
                 headers = {**self._headers(url, accept), **(conditional or {})}
                 with self._lock:
                     self.requests += 1
-                with deadline.until(stop_at), \
-                        self.client_for(url).stream("GET", url, headers=headers) as resp:
-                    if resp.status_code == 304 and conditional:
+                with pool.get(url, headers, stop_at) as resp:
+                    if resp.status == 304 and conditional:
                         return 304, resp.headers, b""
-                    if resp.status_code in (301, 302, 303, 307, 308) and redirects < 5:
-                        url = httpx.URL(url).join(resp.headers.get("location", "")).__str__()
+                    if resp.status in (301, 302, 303, 307, 308) and redirects < 5:
+                        url = urljoin(url, resp.headers.get("location", ""))
                         redirects += 1
                         continue
-                    if resp.status_code in (401, 403, 404):
-                        raise _refusal(resp.status_code)
-                    if resp.status_code >= 500 or resp.status_code == 429:
+                    if resp.status in (401, 403, 404):
+                        raise _refusal(resp.status)
+                    if resp.status >= 500 or resp.status == 429:
                         if last:
-                            raise FetchFailed(f"the registry answered HTTP {resp.status_code} "
+                            raise FetchFailed(f"the registry answered HTTP {resp.status} "
                                               f"{attempts} times")
                         _backoff(attempt, stop_at)
                         continue
-                    if resp.status_code != 200:
-                        raise FetchFailed(f"unexpected HTTP {resp.status_code} from the registry")
+                    if resp.status != 200:
+                        raise FetchFailed(f"unexpected HTTP {resp.status} from the registry")
                     return 200, resp.headers, _body(resp, sink, max_bytes, what, write)
             except TooBig:
                 raise
-            except httpx.TimeoutException:
+            except Timeout:
                 if last or time.monotonic() >= stop_at:
                     raise self._timed_out(url, attempt, stop_at) from None
-            except httpx.HTTPError as exc:
+            except Refused as exc:
+                raise FetchFailed(f"not sent to the registry {_origin(url)}: {exc} (a space, a "
+                                  "control or a non-ASCII character; check .npmrc and the "
+                                  "packument's URLs)") from None
+            except TransportError as exc:
                 if last:
-                    raise FetchFailed(f"cannot reach the registry {_origin(url)} "
-                                      f"({type(exc).__name__})") from None
+                    raise FetchFailed(f"cannot reach the registry {_origin(url)} ({exc})") from None
             _backoff(attempt, stop_at)
         raise FetchFailed("too many redirects from the registry")
 
