@@ -86,7 +86,18 @@ def test_the_shipped_plugins_read_statically_equal_their_imported_schemas():
         if static is not None:
             readable += 1
             assert static == importlib.import_module(module_name).schema, module_name
-    assert readable >= len(SHIPPED_PLUGINS) - 3
+        else:  # None only where the schema really is computed: its assignment names or calls something
+            assert not _literal_schema(Path(origin).read_text()), module_name
+    assert readable >= len(SHIPPED_PLUGINS) // 2
+
+
+def _literal_schema(source: str) -> bool:
+    import ast
+
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "schema" for t in node.targets):
+            return not any(isinstance(n, (ast.Name, ast.Call, ast.Attribute)) for n in ast.walk(node.value))
+    return False
 
 
 SCHEMA_KEYS = st.sampled_from(["type", "properties", "enum", "const", "default", "description", "$ref", "anyOf",
