@@ -81,8 +81,8 @@ def health_fields(health):
 
 def check_health(data: bytes) -> None:
     path = Path("/p/x/agent.cordis.yml")
-    assert health_fields(composition_health_of(data, path)) == health_fields(parse_composition(data, path)[1]), \
-        data.decode("utf-8", "replace")
+    scanned = composition_health_of(data, str(path))
+    assert health_fields(scanned) == health_fields(parse_composition(data, path)[1]), data.decode("utf-8", "replace")
 
 
 _name = st.sampled_from(["name: '@dshctl/a'", "name: b", "name: ''", "name:", "name: 3", "name: !!js x",
@@ -125,7 +125,7 @@ def test_the_row_shapes_reach_both_a_healthy_position_free_read_and_findings():
     healthy = broken = 0
     for _ in range(300):
         data = _sample(rng)
-        health = composition_health_of(data, Path("/p/agent.cordis.yml"))
+        health = composition_health_of(data, "/p/agent.cordis.yml")
         healthy += health.ok and scan_values(data.decode(), "f.yml") is not None
         broken += not health.ok
     assert healthy >= 20 and broken >= 100, (healthy, broken)

@@ -10,12 +10,38 @@ per-item positions, and mappings it opens there are plain ``dict``s (~a third of
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from dshctl.core.yaml.blocklines import FLOW, FLOW_MAP, JS, OPEN_KEY, common_line
+from dshctl.core.yaml.blocklines import FLOW, FLOW_MAP, JS, MAX_KEY, OPEN_KEY, common_line
 from dshctl.core.yaml.blockscan import _Frame, _Reader
+from dshctl.core.yaml.blocktext import PENDING, BlockText, open_block
 from dshctl.core.yaml.blocktokens import Unsupported, unusual_text
 from dshctl.core.yaml.nodes import JsExpr
+from dshctl.core.yaml.scalars import js_key, resolve_plain
+
+# `key: |`, `key: >-`, `key: !!js >-`...: a block scalar's header, the line `common_line` leaves to
+# the general path that every prompt starts with. Groups: indentation, key, the tag, the indicator.
+_HEADER = re.compile(r"( *)([A-Za-z0-9_][A-Za-z0-9_./-]*): +(!!js +)?([|>].*)\Z")
+_HEADERS: dict[str, tuple | None] = {}  # a line's text -> block_header's answer
+_UNSEEN = object()
+
+
+def block_header(s: str, keys: dict) -> tuple | None:
+    """(indentation, key, js, folded, strip) of a block-scalar header line in the subset, else None
+    (the general path reads the line, and refuses it if it must)."""
+    m = _HEADER.match(s)
+    if m is None or len(m.group(2)) > MAX_KEY:
+        return None
+    try:
+        folded, strip = open_block(s, m.start(4))
+    except Unsupported:
+        return None
+    raw = m.group(2)
+    key = keys.get(raw)
+    if key is None:
+        key = keys[raw] = js_key(resolve_plain(raw), None)
+    return len(m.group(1)), key, m.group(3) is not None, folded, strip
 
 
 def scan_values(text: str, path: str, js: bool = True) -> Any:
@@ -72,6 +98,10 @@ class _ShapeReader(_Reader):
                 line = lines[s] = common_line(s, self.keys, self.plain, self.flows)
             if line is True:
                 continue
+            if line is False and stack:
+                block = self._header(s)
+                if block is not None:
+                    continue
             if line is False or not stack:
                 self._line(number, s)
                 block = self.block
@@ -117,6 +147,38 @@ class _ShapeReader(_Reader):
         if self.root is None:
             raise Unsupported
         return self.root
+
+    def _header(self, s: str) -> BlockText | None:
+        """A block scalar's header as the next key of the innermost mapping (or the first of a new
+        one below a pending key): its lines follow. None
+        for any other line (the general path reads it: the same value, or the same refusal)."""
+        header = _HEADERS.get(s, _UNSEEN)
+        if header is _UNSEEN:
+            if len(_HEADERS) > 100_000:  # blockscan._MAX_REMEMBERED
+                _HEADERS.clear()
+            header = _HEADERS[s] = block_header(s, self.keys)
+        if header is None:
+            return None
+        column, key, js, folded, strip = header
+        top = self.stack[-1]
+        if top.column > column:
+            top = self._close_to(column)
+        if not top.is_map or js and not self.js:
+            return None
+        if top.column != column:  # the first key of a block mapping below a pending key
+            if top.key is None:
+                return None
+            top = self._plain_block_map(top, column)
+        elif top.key is not None:
+            top.node[top.key] = None
+            top.key = None
+        node = top.node
+        if key in node:
+            raise Unsupported
+        block = self.block = BlockText(None, js, folded, strip)
+        node[key] = PENDING
+        block.place(node, key, column)
+        return block
 
     def _plain_block_map(self, top: _Frame, column: int) -> _Frame:
         node = _BareMap()
