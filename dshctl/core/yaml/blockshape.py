@@ -4,9 +4,10 @@
 (``core/presets/health.py``); positions matter only for a finding, and the caller then reads the text
 again on the full path for them. This reader accepts exactly the texts ``blockscan`` accepts and
 builds the same values, but its common-line loop creates no ``Loc`` and stores no per-key or
-per-item positions, and mappings it opens there are plain ``dict``s (~a third of the cold scan of
-10,000 presets). Lines the loop leaves to the general path still go through ``blockscan``'s code
-(position-tracked nodes: the same values). ``tests/test_blockshape.py`` holds the two equal.
+per-item positions, mappings it opens there are plain ``dict``s, and it reads block-scalar headers
+itself (about half the fast reader's cost on real-style presets; docs/performance.md). Lines the
+loop leaves to the general path still go through ``blockscan``'s code (position-tracked nodes: the
+same values). ``tests/test_blockshape.py`` holds the two equal.
 """
 from __future__ import annotations
 
