@@ -47,6 +47,22 @@ def parse_composition(data: bytes, path: Path) -> tuple[Document | None, Health]
     return doc, check_rows_shape(doc.value, path)
 
 
+def composition_health_of(data: bytes, file: str) -> Health:
+    """``parse_composition``'s health, for a scan that keeps no tree (``preset list``). A text the
+    fast reader takes is read without positions (``blockshape``); only a finding, which needs its
+    line:col, or a text outside that reader's subset goes the full way."""
+    from dshctl.core.yaml.blockshape import scan_values
+
+    text = decode(data)
+    if text.startswith("\ufeff"):
+        text = text[1:]  # as load_yaml: a NUL byte is left to it (its error)
+    if "\x00" not in text:
+        value = scan_values(text, file)
+        if isinstance(value, list) and _first_bad_row(value, "") is None:  # (None: outside the subset)
+            return Health()
+    return parse_composition(data, Path(file))[1]
+
+
 def health_of_parse_error(err: ParseError, path: Path) -> Health:
     """dsh's invalid-YAML reason: js-yaml's first message line, ending in its ``(line:col)``."""
     loc = err.loc or Loc(str(path))

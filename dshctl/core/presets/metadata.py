@@ -19,7 +19,7 @@ from .model import Metadata, MetadataProblem
 KNOWN_FIELDS = ("name", "description", "order")
 
 
-def parse_metadata(data: bytes, path: Path) -> Metadata:
+def parse_metadata(data: bytes, path: str | Path) -> Metadata:
     """Metadata from the bytes of ``preset.yml``, read as dsh reads it: ``yaml.load`` with js-yaml's
     default schema (``jsyaml.DEFAULT``), so ``2024-01-01`` is a date and ``<<`` merges. Positions for
     the problems come from the fast reader when it can read the file."""
