@@ -204,3 +204,14 @@ def batch_text(events: list[dict], pack: bool) -> str:
     """The JSONL text of one append batch, newline-terminated."""
     rows = pack_rows(events) if pack else events
     return "".join(dumps(row) + "\n" for row in rows)
+
+
+def batch_bytes(events: list[dict], pack: bool) -> bytes:
+    """``batch_text`` as UTF-8, encoded once for the batch; a lone surrogate anywhere (which UTF-8
+    cannot carry) sends the batch through ``batch_text``, which escapes it in its row only."""
+    rows = pack_rows(events) if pack else events
+    encode = _COMPACT.encode
+    try:
+        return "".join([encode(row) + "\n" for row in rows]).encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(dumps(row) + "\n" for row in rows).encode("utf-8")
