@@ -1,22 +1,10 @@
-"""The turn's abort signal (an asyncio.Event that calls listeners when set) and the tool bodies it
-stops in the caller's task: aborted, swallowed, failing, cancelled by someone else — each as the
-guarded path (a body task and a watcher task) reports it."""
+"""The turn's abort signal (an asyncio.Event that calls listeners when set) and the guard that turns an
+abort into a cancellation of the task waiting (the adapter's HTTP read): ours when the abort caused it,
+theirs when someone else cancelled the task too; on a plain event, one watcher task."""
 import asyncio
 
 from dshctl.agents.abort import AbortGuard, AbortSignal
-from dshctl.agents.tools.definition import Tool
-from dshctl.agents.tools.pipeline import dispatch
-from tests.agents.loop_helpers import BareAgent, call, runtime_with_tools
 from tests.host.helpers import run_async
-
-
-def agent_with(signal, **tools):
-    ctx, registry = runtime_with_tools()
-    for name, tool in tools.items():
-        registry.register(ctx, name, tool)
-    agent = BareAgent(ctx, registry)
-    agent.abort_event = signal
-    return agent
 
 
 @run_async()
@@ -32,80 +20,53 @@ async def test_the_signal_is_an_event_that_calls_its_listeners_once():
     assert await asyncio.wait_for(waiter, 5) is True and signal.is_set() and seen == ["b"]
 
 
-def _bodies(started: asyncio.Event, cleaned: list):
-    async def forever(args, run):
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        finally:
-            cleaned.append("forever")
-
-    async def stubborn(args, run):      # swallows the cancellation and answers anyway
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cleaned.append("stubborn")
-        return "done anyway"
-
-    async def broken(args, run):
-        await asyncio.sleep(0)
-        raise ValueError("bad state")
-
-    return {"forever": Tool("forever", "", forever), "stubborn": Tool("stubborn", "", stubborn),
-            "broken": Tool("broken", "", broken)}
+async def _guarded_wait(signal, armed: asyncio.Event) -> str:
+    guard = AbortGuard(signal)
+    guard.arm()
+    guard.active = True
+    armed.set()
+    try:
+        await asyncio.sleep(60)
+        return "slept"
+    except asyncio.CancelledError:
+        if not guard.ours():
+            raise
+        await asyncio.sleep(0)          # the task is not left cancelled: it goes on
+        return "aborted"
+    finally:
+        guard.active = False
+        guard.close()
 
 
-async def _outcomes(signal_type) -> list:
-    out = []
-    for name in ("forever", "stubborn"):
-        started, cleaned = asyncio.Event(), []
-        agent = agent_with(signal_type(), **_bodies(started, cleaned))
-        task = asyncio.ensure_future(dispatch(agent, call(name, {}), turn=1, step=1))
-        await started.wait()
-        agent.abort_event.set()
-        result = await asyncio.wait_for(task, 5)
-        await asyncio.sleep(0.01)       # let a body task of the guarded path finish its clean-up
-        out.append((result["error"]["code"], result["content"][0]["text"], cleaned))
-    agent = agent_with(signal_type(), **_bodies(asyncio.Event(), []))
-    result = await dispatch(agent, call("broken", {}), turn=1, step=1)
-    out.append((result["error"]["code"], result["content"][0]["text"]))
-    return out
+def test_an_abort_cancels_the_waiting_task_and_a_foreign_cancel_stands():
+    for make in (AbortSignal, asyncio.Event):      # listener, or the watcher task of a plain event
+        @run_async()
+        async def go():
+            signal, armed = make(), asyncio.Event()
+            task = asyncio.ensure_future(_guarded_wait(signal, armed))
+            await armed.wait()
+            signal.set()
+            assert await asyncio.wait_for(task, 5) == "aborted"
+            signal, armed = make(), asyncio.Event()
+            task = asyncio.ensure_future(_guarded_wait(signal, armed))
+            await armed.wait()
+            task.cancel()                  # someone else cancels (a disposed driver) …
+            signal.set()                   # … and the abort comes too: the cancellation stands
+            await asyncio.gather(task, return_exceptions=True)
+            assert task.cancelled()
+            assert not getattr(signal, "_listeners", [])
+        go()
 
 
 @run_async()
-async def test_a_body_in_the_callers_task_ends_as_in_its_own_task():
-    inline = await _outcomes(AbortSignal)       # the agent's signal: the body runs in the caller's task
-    guarded = await _outcomes(asyncio.Event)    # a plain event: a body task and a watcher task
-    assert inline == guarded
-    assert inline[0] == ("TOOL_ABORTED", 'Error: tool "forever" aborted', ["forever"])
-    assert inline[1][0] == "TOOL_ABORTED" and inline[1][2] == ["stubborn"]
-    assert inline[2] == ("TOOL_FAILED", 'Error: tool "broken" failed: ValueError: bad state')
-
-
-@run_async()
-async def test_the_caller_goes_on_after_an_aborted_body_and_a_foreign_cancel_stands():
-    started, cleaned = asyncio.Event(), []
-    agent = agent_with(AbortSignal(), **_bodies(started, cleaned))
-
-    async def caller():
-        result = await dispatch(agent, call("forever", {}), turn=1, step=1)
-        await asyncio.sleep(0.01)       # the caller's task is not left cancelled
-        return result["error"]["code"]
-
-    task = asyncio.ensure_future(caller())
-    await started.wait()
-    agent.abort_event.set()
-    assert await asyncio.wait_for(task, 5) == "TOOL_ABORTED"
-
-    started.clear()
-    agent = agent_with(AbortSignal(), **_bodies(started, cleaned))
-    task = asyncio.ensure_future(dispatch(agent, call("forever", {}), turn=1, step=1))
-    await started.wait()
-    task.cancel()                      # someone else cancels (a disposed driver): not an aborted call
-    agent.abort_event.set()
-    await asyncio.gather(task, return_exceptions=True)
-    assert task.cancelled() and not agent.abort_event._listeners
+async def test_an_inactive_guard_ignores_the_abort():
+    signal = AbortSignal()
+    guard = AbortGuard(signal)
+    guard.arm()
+    signal.set()                           # not waiting now: nothing to cancel
+    await asyncio.sleep(0)
+    assert not guard.fired
+    guard.close()
 
 
 @run_async()

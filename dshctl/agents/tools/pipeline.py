@@ -16,8 +16,6 @@ import inspect
 import json
 from typing import Any
 
-from dshctl.agents.abort import AbortGuard
-
 from . import bounds
 from .definition import Tool, ToolRun, as_tool, error_result, normalize_result
 from .hooks import waterfall
@@ -162,32 +160,7 @@ async def run_body(tool: Tool, args: Any, run: ToolRun) -> dict:
         if not inspect.isawaitable(value):
             return normalize_result(value)
         return await _guarded(tool, value, run)
-    if not tool.timeout_ms and hasattr(run.abort, "listen") and not run.abort.is_set():
-        return await _inline(tool, args, run)
     return await _guarded(tool, _call(tool, args, run), run)
-
-
-async def _inline(tool: Tool, args: Any, run: ToolRun) -> dict:
-    """A body without a time limit under the turn's signal, in the caller's task: an abort cancels it
-    where it waits (as ``_guarded`` cancels its task), with no body task and no watcher task."""
-    guard = AbortGuard(run.abort)
-    guard.arm()
-    guard.active = True
-    try:
-        value = await _call(tool, args, run)
-    except asyncio.CancelledError:
-        if not guard.ours():
-            raise
-        return error_result(f'tool "{tool.name}" aborted', "TOOL_ABORTED")
-    except Exception as exc:  # noqa: BLE001
-        return error_result(f'tool "{tool.name}" failed: {type(exc).__name__}: {exc}', "TOOL_FAILED")
-    finally:
-        guard.active = False
-        guard.close()
-    if guard.fired:     # the body swallowed the cancellation: still an aborted call
-        guard.ours()
-        return error_result(f'tool "{tool.name}" aborted', "TOOL_ABORTED")
-    return normalize_result(value)
 
 
 async def _guarded(tool: Tool, awaitable, run: ToolRun) -> dict:
