@@ -1,6 +1,6 @@
 """The HTTP cost of a turn through ``@dshctl/llm-openai`` next to a minimal httpx client, side by side.
 
-    .venv/bin/python benchmarks/bench_llm_http.py [--turns 50]
+    .venv/bin/python benchmarks/bench_llm_http.py [--turns 50] [--repeat 3] [--only-interleaved]
 
 A turn here is "a turn with 3 tool calls": one reply asking for three tools, then the answer — two
 streamed requests to a scripted SSE server on 127.0.0.1 (tests/agents/sse_server.py) running in a child
@@ -22,6 +22,7 @@ import asyncio
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -175,9 +176,9 @@ async def interleaved(base_url: str, turns: int) -> tuple[float, float]:
     return spent[0], spent[1]
 
 
-def measure(turns: int) -> dict[str, float]:
+def measure(turns: int, only_interleaved: bool = False) -> dict[str, float]:
     out = {}
-    for label, run in (("minimal httpx loop", lambda url: minimal(url, turns)),
+    for label, run in () if only_interleaved else (("minimal httpx loop", lambda url: minimal(url, turns)),
                        ("adapter (one client)", lambda url: adapter(url, turns, fresh_client=False)),
                        ("adapter, client per request (before)", lambda url: adapter(url, turns, fresh_client=True)),
                        ("host turn (loop, log, tools, adapter)", lambda url: host_turns(url, turns))):
@@ -194,8 +195,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only-interleaved", action="store_true",
+                        help="only the alternated runs (the ratio and its median), not each client alone")
     args = parser.parse_args()
-    runs = [measure(args.turns) for _ in range(args.repeat)]
+    runs = [measure(args.turns, args.only_interleaved) for _ in range(args.repeat)]
+    if args.only_interleaved:
+        ratios = sorted(r["interleaved: host turn"] / r["interleaved: minimal"] for r in runs)
+        print(f"host turn / minimal, interleaved turn by turn, {args.repeat} x {args.turns} turns: "
+              f"{', '.join(f'{x:.2f}' for x in ratios)}; median {statistics.median(ratios):.2f} "
+              f"(target <= 2); load {os.getloadavg()[0]:.1f}")
+        return
     base = min(r["minimal httpx loop"] for r in runs)
     print(f"client CPU per turn (2 streamed requests, 3 tool calls), best of {args.repeat} x {args.turns} turns")
     for label in runs[0]:

@@ -38,7 +38,9 @@ async def test_five_background_children_run_in_parallel_and_each_settles_with_a_
         agent = await host.root.get("agents").open()
         began = time.monotonic()
         agent.followup("delegate")
-        await until(lambda: len(notices(agent)) == 5 and agent.status == "idle", what="five notices")
+        # a child's notice is delivered before it is closed and its subagent/end emitted: wait for both
+        await until(lambda: len(notices(agent)) == 5 and agent.status == "idle"
+                    and sum(s[0] == "end" for s in seen) == 5, what="five notices and five ends")
         wall = time.monotonic() - began
         assert wall < 2.5, wall          # one child takes 0.6 s; five in a row would take 3 s
         started = [t for t in tool_results(agent) if t.startswith("started subagent ")]

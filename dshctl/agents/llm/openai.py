@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator
 
 import httpx
 
+from dshctl.agents.abort import AbortGuard
 from dshctl.agents.llm.api import (
     LLM_SERVICE, PRICES_SCHEMA, GenerateOptions, LlmError, LlmFailure, StreamChunk, plain_prices, route_service,
 )
@@ -298,44 +299,35 @@ class OpenAiModel:
 class _AbortableLines:
     """A response's lines that stop (:class:`_Aborted`) as soon as ``abort`` is set.
 
-    One watcher task per response, not a race of two tasks per line (that was a third of a turn's CPU
-    on the host): when ``abort`` fires while the reader waits inside the HTTP read, the reading task is
-    cancelled there and the cancellation is turned into ``_Aborted``; a line already buffered is
-    returned without any task switch."""
+    No race of two tasks per line (that was a third of a turn's CPU on the host), no watcher task for
+    the turn's own signal (:class:`~dshctl.agents.abort.AbortGuard`): when ``abort`` fires while the
+    reader waits inside the HTTP read, the reading task is cancelled there and the cancellation is
+    turned into ``_Aborted``; a line already buffered is returned without any task switch."""
 
     def __init__(self, lines: AsyncIterator[str], abort: asyncio.Event | None):
         self.lines, self.abort = lines, abort
-        self._task: asyncio.Task | None = None
-        self._reading = self._fired = False
-        self._watch = None
-
-    def _on_abort(self, watch: asyncio.Future) -> None:
-        if not watch.cancelled() and self._reading and not self._fired and self._task is not None:
-            self._fired = True
-            self._task.cancel()
+        self._guard = AbortGuard(abort) if abort is not None else None
 
     async def next(self) -> str | None:
-        if self.abort is None:
+        guard = self._guard
+        if guard is None:
             return await anext(self.lines, None)
         if self.abort.is_set():
             raise _Aborted()
-        if self._watch is None:
-            self._task = asyncio.current_task()
-            self._watch = asyncio.ensure_future(self.abort.wait())
-            self._watch.add_done_callback(self._on_abort)
-        self._reading = True
+        guard.arm()
+        guard.active = True
         try:
             return await anext(self.lines, None)
         except asyncio.CancelledError:
-            if not self._fired or self._task.uncancel() > 0:
+            if not guard.ours():
                 raise         # not ours, or someone else cancelled the task as well: theirs stands
             raise _Aborted() from None
         finally:
-            self._reading = False
+            guard.active = False
 
     def close(self) -> None:
-        if self._watch is not None:
-            self._watch.cancel()
+        if self._guard is not None:
+            self._guard.close()
 
 
 async def _aborted_within(abort: asyncio.Event | None, seconds: float) -> bool:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from dshctl.agents.abort import AbortSignal
+
 from .history_view import HistoryView
 from .inbox import NEXT_STEP, NEXT_TURN, Inbox, user_message
 
@@ -26,7 +28,7 @@ class Agent:
         self.options = options            # provider?, model?, maxTokens?, system?, preset?
         self.tool_scope = tool_scope
         self.inbox = Inbox()
-        self.abort_event = asyncio.Event()
+        self.abort_event = AbortSignal()
         self.abort_cause: dict | None = None
         self.call_counts: dict[str, int] = {}   # the repeat guard's tally, reset each turn
         self.repeat_limit = int(options.get("repeatLimit", 3))
@@ -111,7 +113,7 @@ class Agent:
         self.ctx.emit("agent/status", {"agent": self, "status": "running"})
         try:
             while self.inbox.pending and not self.disposed:
-                self.abort_event = asyncio.Event()
+                self.abort_event = AbortSignal()
                 self.abort_cause = None
                 self.call_counts = {}
                 await run_turn(self)

@@ -21,9 +21,18 @@ from dshctl.agents.tools.hooks import serial, waterfall
 from .step import TurnAborted, run_step
 
 _ENTER = "enter"
+_RUNNING: set = set()     # the agents running a turn in this process (see commit)
 
 
 async def run_turn(agent) -> None:
+    _RUNNING.add(agent)
+    try:
+        await _run_turn(agent)
+    finally:
+        _RUNNING.discard(agent)
+
+
+async def _run_turn(agent) -> None:
     turn = agent.last_turn + 1
     agent.last_turn = turn
     agent.append("turn/start", {"turn": turn})
@@ -90,10 +99,16 @@ async def run_turn(agent) -> None:
 
 
 async def commit(agent) -> None:
-    """One durable batch, written off the event loop so other sessions keep running during the fsync.
-    Safe: only this agent's driver appends to its log, and it waits here. Nothing pending (half of a
-    turn's checkpoints): no thread hop at all."""
-    if getattr(agent.session, "pending", 1):
+    """One durable batch (write + fsync) before the turn goes on. While other agents' turns run it is
+    written off the event loop, so they keep streaming during the fsync (safe: only this agent's driver
+    appends to its log, and it waits here). A turn running alone writes it in place: it would wait for
+    the fsync anyway, and the thread hop cost more CPU than the write (docs/performance.md). Nothing
+    pending (half of a turn's checkpoints): nothing to write."""
+    if not getattr(agent.session, "pending", 1):
+        return
+    if len(_RUNNING) <= 1:
+        agent.session.commit()
+    else:
         await asyncio.to_thread(agent.session.commit)
 
 

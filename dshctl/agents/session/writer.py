@@ -12,7 +12,7 @@ import secrets
 from pathlib import Path
 
 from dshctl.agents.session import frames
-from dshctl.agents.session.records import batch_text, header_line
+from dshctl.agents.session.records import batch_bytes, header_line
 
 
 def encode_header(header: dict, compression: str) -> bytes:
@@ -21,7 +21,7 @@ def encode_header(header: dict, compression: str) -> bytes:
 
 
 def encode_batch(events: list[dict], compression: str, pack: bool) -> bytes:
-    text = batch_text(events, pack).encode("utf-8")
+    text = batch_bytes(events, pack)
     return frames.compress_frame(text) if compression == "zstd" else text
 
 
