@@ -138,6 +138,8 @@ class AgentRegistry:
         finally:
             await agent.loop.release(agent)
             agent.session.close()
+            # the next restore (after a host restart) then decodes nothing of what this one wrote
+            await asyncio.to_thread(self.store.checkpoint, agent.session.id)
 
     def get(self, agent_id: str):
         return self.live.get(agent_id)

@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from dshctl.agents.session import frames
 from dshctl.agents.session.layout import ZSTD_SUFFIX
@@ -20,6 +21,11 @@ from dshctl.agents.session.trust import event_problem, frame_checksummed
 
 class CorruptLog(ValueError):
     """The artifact cannot be read as a session log; the message says where and why."""
+
+
+class Resume(Protocol):
+    end: int                 # bytes already decoded: a frame or line boundary
+    events: list[dict]       # the events of those bytes
 
 
 @dataclass
@@ -119,13 +125,24 @@ def _header(line: bytes) -> dict:
         raise CorruptLog(str(exc)) from None
 
 
-def scan_raw(buf: bytes) -> LogScan:
+def _resumed(lines: _LineScanner, resume: Resume | None, start: int) -> int:
+    """Seed ``lines`` with a checkpoint's events; returns the byte offset to go on from."""
+    if resume is None:
+        return start
+    lines.events = list(resume.events)
+    lines.consumed = lines.committed = resume.end
+    return resume.end
+
+
+def scan_raw(buf: bytes, resume: Resume | None = None) -> LogScan:
     nl = buf.find(b"\n")
     if nl < 0:
         raise CorruptLog("empty or header-less session log")
     scan = LogScan(_header(buf[:nl]), size=len(buf))
+    if resume is not None and (resume.end <= nl or buf[resume.end - 1:resume.end] != b"\n"):
+        resume = None          # not a line boundary of this log: read it all
     lines = _LineScanner(nl + 1)
-    lines.feed(buf[nl + 1:])
+    lines.feed(buf[_resumed(lines, resume, nl + 1):])
     if lines.issue is not None:  # a whole line (it ends in a newline) that is bad: damage, not a tear
         raise CorruptLog(f"{lines.issue}; the line is complete, so the log is damaged (a crash "
                          "only ever tears the last line); not trusted")
@@ -135,7 +152,7 @@ def scan_raw(buf: bytes) -> LogScan:
     return scan
 
 
-def scan_zstd(buf: bytes) -> LogScan:
+def scan_zstd(buf: bytes, resume: Resume | None = None) -> LogScan:
     try:
         found = frames.scan_frames(buf)
         if not found.frames:
@@ -150,7 +167,14 @@ def scan_zstd(buf: bytes) -> LogScan:
             raise CorruptLog("first Zstandard frame is not exactly one header line")
         scan = LogScan(_header(head[:-1]), size=len(buf))
         lines = _LineScanner(len(head))
-        for start, end in found.frames[1:]:
+        body = found.frames[1:]
+        if resume is not None:
+            skip = next((i for i, (s, _) in enumerate(body) if s >= resume.end), len(body))
+            at = body[skip][0] if skip < len(body) else found.frames[-1][1]
+            if at == resume.end:     # else not a frame boundary of this log: read it all
+                _resumed(lines, resume, len(head))
+                body = body[skip:]
+        for start, end in body:
             lines.feed(frames.decompress_frame(buf[start:end]))
     except frames.FrameCorruption as exc:
         raise CorruptLog(str(exc)) from None
@@ -176,9 +200,11 @@ def read_stable(path: Path) -> bytes:
     return data
 
 
-def scan_file(path: Path) -> LogScan:
-    buf = read_stable(path)
-    return scan_zstd(buf) if path.name.endswith(ZSTD_SUFFIX) else scan_raw(buf)
+def scan_file(path: Path, buf: bytes | None = None, resume: Resume | None = None) -> LogScan:
+    """Scan the log (``buf``: its bytes, when already read); ``resume`` skips a prefix already
+    decoded and checked (a restore checkpoint whose digest matched these bytes)."""
+    buf = read_stable(path) if buf is None else buf
+    return scan_zstd(buf, resume) if path.name.endswith(ZSTD_SUFFIX) else scan_raw(buf, resume)
 
 
 def read_header_only(path: Path) -> dict:
