@@ -217,3 +217,4 @@ def apply(ctx, config):
     ctx.provide("agents", registry)
     ctx.effect(lambda: registry.drop_all, "agents.live()")
     registry.keep_idle, registry.idle_release_s = config["keepIdle"], config["idleReleaseMs"] / 1000
+    registry.store    # made now: the session store's modules (~8 ms of imports) are not on the first turn

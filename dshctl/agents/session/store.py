@@ -240,7 +240,7 @@ class SessionStore:
         nothing); best effort, False when it was not written."""
         try:
             return refresh(self.find(session_id))
-        except (SessionNotFound, CorruptLog):
+        except (SessionNotFound, CorruptLog, OSError):
             return False
 
     def _check_identity(self, path: Path, header: dict, session_id: str) -> None:
