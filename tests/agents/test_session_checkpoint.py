@@ -212,3 +212,18 @@ def test_property_checkpointed_restore_equals_full_restore(tmp_path_factory, bef
         assert str(again.value) == str(exc)
         return
     _same(restore(path, strict=True, save=False), full)
+
+
+def test_damage_after_the_checkpoint_is_refused_naming_the_same_line(tmp_path):
+    path = _session(tmp_path, "none")
+    SessionStore(tmp_path, compression="none").checkpoint("s")
+    _more(tmp_path, "s", 3, "none")
+    data = path.read_bytes()
+    at = data.index(b'"more ')
+    path.write_bytes(data[:at] + b"{" + data[at:])          # a complete line after the checkpoint, not JSON
+    with pytest.raises(CorruptLog) as full:
+        _full(path)
+    assert "line" in str(full.value)
+    with pytest.raises(CorruptLog) as through:
+        restore(path, strict=True, save=False)
+    assert str(through.value) == str(full.value)

@@ -25,7 +25,7 @@ from dshctl.agents.session.trace import LogTrace, TraceState
 from dshctl.core.gcpause import gc_paused
 
 FILE_NAME = ".restore"
-_MAGIC = b"dshctl-restore/1\n"
+_MAGIC = b"dshctl-restore/2\n"
 SAVE_AFTER = 1000     # events a restore decoded beyond the checkpoint before it writes a new one
 
 
@@ -35,6 +35,7 @@ class Checkpoint:
     events: list[dict]        # the events of those bytes, in seq order
     state: tuple              # TraceState fields after them
     surface: list[int]
+    lines: int                # the event lines of those bytes
 
     def trace(self, *, nested: bool) -> LogTrace:
         """The validation state after the checkpoint's events, for checking the ones after them."""
@@ -57,26 +58,26 @@ def load(log_path: Path, buf: bytes) -> Checkpoint | None:
         return None
     try:
         with gc_paused():     # ~30,000 containers for 10,000 events, all kept: nothing to collect
-            end, digest, events, state, surface = marshal.loads(frames.decompress_frame(data[len(_MAGIC):]))
+            end, digest, events, state, surface, lines = marshal.loads(frames.decompress_frame(data[len(_MAGIC):]))
     except (frames.FrameCorruption, ValueError, EOFError, TypeError):
         return None
     if not (type(end) is int and 0 < end <= len(buf) and type(events) is list and type(surface) is list
-            and type(state) is tuple and len(state) == 5):
+            and type(state) is tuple and len(state) == 5 and type(lines) is int):
         return None
     if digest != _digest(log_path.name, buf[:end]):
         return None      # stale after a truncation, a rewrite, another session's log
     if events and (type(events[-1]) is not dict or events[-1].get("seq") != len(events) - 1):
         return None
-    return Checkpoint(end, events, state, surface)
+    return Checkpoint(end, events, state, surface, lines)
 
 
-def save(log_path: Path, prefix: bytes, events: list[dict], trace: LogTrace) -> bool:
+def save(log_path: Path, prefix: bytes, events: list[dict], trace: LogTrace, lines: int) -> bool:
     """Record ``events`` (decoded from ``prefix``, the log's first bytes) and ``trace`` after them.
     Best effort: a failure leaves the old checkpoint (or none), never a partial one."""
     s = trace.state
     state = (s.open_turn, s.open_step, s.next_turn, s.next_step, tuple(s.pending_calls))
     try:
-        body = marshal.dumps((len(prefix), _digest(log_path.name, prefix), events, state, trace.surface), 4)
+        body = marshal.dumps((len(prefix), _digest(log_path.name, prefix), events, state, trace.surface, lines), 4)
     except ValueError:
         return False
     directory = log_path.parent

@@ -26,6 +26,7 @@ class CorruptLog(ValueError):
 class Resume(Protocol):
     end: int                 # bytes already decoded: a frame or line boundary
     events: list[dict]       # the events of those bytes
+    lines: int               # the event lines they held (so diagnostics name the same line numbers)
 
 
 @dataclass
@@ -35,6 +36,7 @@ class LogScan:
     truncate_to: int | None = None          # set when a torn tail must be cut off before appending
     recovered: list[dict] = field(default_factory=list)   # complete events decoded from a torn frame
     size: int = 0
+    lines: int = 0        # event lines of the complete frames (or complete lines)
 
 
 class _LineScanner:
@@ -131,6 +133,7 @@ def _resumed(lines: _LineScanner, resume: Resume | None, start: int) -> int:
         return start
     lines.events = list(resume.events)
     lines.consumed = lines.committed = resume.end
+    lines.line_no = resume.lines
     return resume.end
 
 
@@ -146,7 +149,7 @@ def scan_raw(buf: bytes, resume: Resume | None = None) -> LogScan:
     if lines.issue is not None:  # a whole line (it ends in a newline) that is bad: damage, not a tear
         raise CorruptLog(f"{lines.issue}; the line is complete, so the log is damaged (a crash "
                          "only ever tears the last line); not trusted")
-    scan.events = lines.events
+    scan.events, scan.lines = lines.events, lines.line_no
     if lines.committed < len(buf):
         scan.truncate_to = lines.committed
     return scan
@@ -180,7 +183,7 @@ def scan_zstd(buf: bytes, resume: Resume | None = None) -> LogScan:
         raise CorruptLog(str(exc)) from None
     if lines.fragment or lines.issue is not None:
         raise CorruptLog(f"a complete Zstandard frame contains a torn or bad record ({lines.issue or 'torn line'})")
-    complete = len(lines.events)
+    complete, scan.lines = len(lines.events), lines.line_no
     if found.torn_start is not None:
         lines.feed(frames.decompress_prefix(buf[found.torn_start:]))
         scan.truncate_to = found.torn_start

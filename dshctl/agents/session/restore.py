@@ -70,7 +70,7 @@ def restore(path: Path, *, strict: bool, save: bool, check_header=lambda header:
     validate_stored(scan.events[done:complete], strict=strict, trace=trace)
     if save and strict and complete - done >= checkpoint.SAVE_AFTER:
         end = len(buf) if scan.truncate_to is None else scan.truncate_to
-        checkpoint.save(path, buf[:end], scan.events[:complete], trace)
+        checkpoint.save(path, buf[:end], scan.events[:complete], trace, scan.lines)
     validate_stored(scan.recovered, strict=strict, trace=trace)
     return Restored(scan, trace, done)
 
@@ -89,4 +89,4 @@ def refresh(path: Path) -> bool:
     except (CorruptLog, OSError):
         return False
     end = len(buf) if scan.truncate_to is None else scan.truncate_to
-    return checkpoint.save(path, buf[:end], scan.events[:complete], trace)
+    return checkpoint.save(path, buf[:end], scan.events[:complete], trace, scan.lines)
