@@ -227,3 +227,15 @@ def test_damage_after_the_checkpoint_is_refused_naming_the_same_line(tmp_path):
     with pytest.raises(CorruptLog) as through:
         restore(path, strict=True, save=False)
     assert str(through.value) == str(full.value)
+
+
+def test_a_temp_file_a_killed_writer_left_is_swept_by_the_next_save(tmp_path):
+    import os
+    path = _session(tmp_path)
+    old, young = path.parent / ".restore.dead01.tmp", path.parent / ".restore.live01.tmp"
+    old.write_bytes(b"partial")
+    young.write_bytes(b"being written")
+    os.utime(old, (0, 0))
+    assert SessionStore(tmp_path).checkpoint("s")
+    assert not old.exists() and young.exists()      # a young one may be another writer's, mid-save
+    assert restore(path, strict=True, save=False).from_checkpoint > 0

@@ -17,6 +17,7 @@ import hashlib
 import marshal
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,10 +87,21 @@ def save(log_path: Path, prefix: bytes, events: list[dict], trace: LogTrace, lin
         with open(tmp, "xb") as fh:
             fh.write(_MAGIC + frames.compress_frame(body))
         os.replace(tmp, directory / FILE_NAME)
-        return True
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         return False
+    _sweep_orphans(directory)
+    return True
+
+
+def _sweep_orphans(directory: Path) -> None:
+    """Remove temp files a writer killed between write and rename left (a minute old: not a live one)."""
+    try:
+        for orphan in directory.glob(f"{FILE_NAME}.*.tmp"):
+            if orphan.stat().st_mtime < time.time() - 60:
+                orphan.unlink()
+    except OSError:
+        pass
