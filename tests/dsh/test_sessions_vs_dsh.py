@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.agents.session import folds
+from dshctl.agents.session import checkpoint, folds
 from dshctl.agents.session.history import derive_history, latest_request_header
 from dshctl.agents.session.layout import encode_segment, project_key
+from dshctl.agents.session.restore import restore
 from dshctl.agents.session.store import SessionStore, validate_stored
 from tests.agents.session_helpers import write_turn
 from tests.agents.sse_server import Sse, SseServer, chunk
@@ -80,6 +81,14 @@ def test_the_zoo_holds_every_event_family_dshctl_writes(zoo):
     assert written_families() <= seen
     assert {"tool/code-dispatch", "compaction/prune", "session/end-seed"} <= written_families()
     assert any(e.get("ignorable") for e in store.read(zoo.main).events)
+
+
+def test_the_sessions_dsh_reads_carry_the_restore_checkpoint_the_host_left(zoo):
+    """dsh's reading below covers the ``.restore`` sidecar: the host wrote one when it closed the agent."""
+    store = SessionStore(zoo.home)
+    path = store.find(zoo.main)
+    assert (path.parent / checkpoint.FILE_NAME).is_file()
+    assert restore(path, strict=True, save=False).from_checkpoint > 0
 
 
 def test_dsh_lists_every_dshctl_session_with_its_header_and_place(zoo, zoo_by_dsh):

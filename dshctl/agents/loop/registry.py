@@ -138,6 +138,8 @@ class AgentRegistry:
         finally:
             await agent.loop.release(agent)
             agent.session.close()
+            # the next restore (after a host restart) then decodes nothing of what this one wrote
+            await asyncio.to_thread(self.store.checkpoint, agent.session.id)
 
     def get(self, agent_id: str):
         return self.live.get(agent_id)
@@ -215,3 +217,4 @@ def apply(ctx, config):
     ctx.provide("agents", registry)
     ctx.effect(lambda: registry.drop_all, "agents.live()")
     registry.keep_idle, registry.idle_release_s = config["keepIdle"], config["idleReleaseMs"] / 1000
+    registry.store    # made now: the session store's modules (~8 ms of imports) are not on the first turn

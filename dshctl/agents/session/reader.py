@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from dshctl.agents.session import frames
 from dshctl.agents.session.layout import ZSTD_SUFFIX
@@ -22,6 +23,12 @@ class CorruptLog(ValueError):
     """The artifact cannot be read as a session log; the message says where and why."""
 
 
+class Resume(Protocol):
+    end: int                 # bytes already decoded: a frame or line boundary
+    events: list[dict]       # the events of those bytes
+    lines: int               # the event lines they held (so diagnostics name the same line numbers)
+
+
 @dataclass
 class LogScan:
     header: dict
@@ -29,6 +36,7 @@ class LogScan:
     truncate_to: int | None = None          # set when a torn tail must be cut off before appending
     recovered: list[dict] = field(default_factory=list)   # complete events decoded from a torn frame
     size: int = 0
+    lines: int = 0        # event lines of the complete frames (or complete lines)
 
 
 class _LineScanner:
@@ -119,23 +127,35 @@ def _header(line: bytes) -> dict:
         raise CorruptLog(str(exc)) from None
 
 
-def scan_raw(buf: bytes) -> LogScan:
+def _resumed(lines: _LineScanner, resume: Resume | None, start: int) -> int:
+    """Seed ``lines`` with a checkpoint's events; returns the byte offset to go on from."""
+    if resume is None:
+        return start
+    lines.events = list(resume.events)
+    lines.consumed = lines.committed = resume.end
+    lines.line_no = resume.lines
+    return resume.end
+
+
+def scan_raw(buf: bytes, resume: Resume | None = None) -> LogScan:
     nl = buf.find(b"\n")
     if nl < 0:
         raise CorruptLog("empty or header-less session log")
     scan = LogScan(_header(buf[:nl]), size=len(buf))
+    if resume is not None and (resume.end <= nl or buf[resume.end - 1:resume.end] != b"\n"):
+        resume = None          # not a line boundary of this log: read it all
     lines = _LineScanner(nl + 1)
-    lines.feed(buf[nl + 1:])
+    lines.feed(buf[_resumed(lines, resume, nl + 1):])
     if lines.issue is not None:  # a whole line (it ends in a newline) that is bad: damage, not a tear
         raise CorruptLog(f"{lines.issue}; the line is complete, so the log is damaged (a crash "
                          "only ever tears the last line); not trusted")
-    scan.events = lines.events
+    scan.events, scan.lines = lines.events, lines.line_no
     if lines.committed < len(buf):
         scan.truncate_to = lines.committed
     return scan
 
 
-def scan_zstd(buf: bytes) -> LogScan:
+def scan_zstd(buf: bytes, resume: Resume | None = None) -> LogScan:
     try:
         found = frames.scan_frames(buf)
         if not found.frames:
@@ -150,13 +170,20 @@ def scan_zstd(buf: bytes) -> LogScan:
             raise CorruptLog("first Zstandard frame is not exactly one header line")
         scan = LogScan(_header(head[:-1]), size=len(buf))
         lines = _LineScanner(len(head))
-        for start, end in found.frames[1:]:
+        body = found.frames[1:]
+        if resume is not None:
+            skip = next((i for i, (s, _) in enumerate(body) if s >= resume.end), len(body))
+            at = body[skip][0] if skip < len(body) else found.frames[-1][1]
+            if at == resume.end:     # else not a frame boundary of this log: read it all
+                _resumed(lines, resume, len(head))
+                body = body[skip:]
+        for start, end in body:
             lines.feed(frames.decompress_frame(buf[start:end]))
     except frames.FrameCorruption as exc:
         raise CorruptLog(str(exc)) from None
     if lines.fragment or lines.issue is not None:
         raise CorruptLog(f"a complete Zstandard frame contains a torn or bad record ({lines.issue or 'torn line'})")
-    complete = len(lines.events)
+    complete, scan.lines = len(lines.events), lines.line_no
     if found.torn_start is not None:
         lines.feed(frames.decompress_prefix(buf[found.torn_start:]))
         scan.truncate_to = found.torn_start
@@ -176,9 +203,11 @@ def read_stable(path: Path) -> bytes:
     return data
 
 
-def scan_file(path: Path) -> LogScan:
-    buf = read_stable(path)
-    return scan_zstd(buf) if path.name.endswith(ZSTD_SUFFIX) else scan_raw(buf)
+def scan_file(path: Path, buf: bytes | None = None, resume: Resume | None = None) -> LogScan:
+    """Scan the log (``buf``: its bytes, when already read); ``resume`` skips a prefix already
+    decoded and checked (a restore checkpoint whose digest matched these bytes)."""
+    buf = read_stable(path) if buf is None else buf
+    return scan_zstd(buf, resume) if path.name.endswith(ZSTD_SUFFIX) else scan_raw(buf, resume)
 
 
 def read_header_only(path: Path) -> dict:

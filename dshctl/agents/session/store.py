@@ -23,10 +23,9 @@ from dshctl.agents.session.layout import (
 from dshctl.agents.session.log import SessionLog, lock_session
 from dshctl.agents.session.reader import CorruptLog
 from dshctl.agents.session.repair import interrupted_turn_closers
+from dshctl.agents.session.restore import refresh, restore, validate_stored  # noqa: F401 (validate_stored: API)
 from dshctl.agents.session.trace import LogTrace
-from dshctl.agents.session.validate import (
-    KNOWN_EVENT_TYPES, SURFACE_TYPES, EventRejected, check_core_payload, check_envelope, check_message_shape,
-)
+from dshctl.agents.session.validate import EventRejected
 
 
 ID_PREFIX = "session-"
@@ -86,27 +85,6 @@ class SessionRead:
 
 def _compression_of(path: Path) -> str:
     return "zstd" if path.name.endswith(ZSTD_SUFFIX) else "none"
-
-
-def validate_stored(events: list[dict], *, strict: bool) -> LogTrace:
-    """Re-check a stored prefix; ``strict`` (resume) also demands dsh's turn/step nesting and known types."""
-    trace = LogTrace(nested=strict)
-    check, accept, plain_chunk = trace.check, trace.accept, trace.plain_chunk
-    for event in events:
-        if plain_chunk(event):
-            continue
-        try:
-            check_envelope(event)
-            if event["type"] in SURFACE_TYPES:
-                check_message_shape(event)
-            check_core_payload(event)
-            accept(check(event))
-        except EventRejected as exc:
-            raise CorruptLog(f"event seq {event.get('seq') if isinstance(event, dict) else '?'}: {exc}") from None
-        if strict and event["type"] not in KNOWN_EVENT_TYPES and event.get("ignorable") is not True:
-            raise CorruptLog(f'event type "{event["type"]}" (seq {event["seq"]}) is unknown and not marked '
-                             "ignorable; refusing to interpret the log")
-    return trace
 
 
 class SessionStore:
@@ -225,9 +203,8 @@ class SessionStore:
 
     def read(self, session_id: str) -> SessionRead:
         path = self.find(session_id)
-        scan = reader.scan_file(path)
-        self._check_identity(path, scan.header, session_id)
-        validate_stored(scan.events, strict=False)
+        scan = restore(path, strict=False, save=False,
+                       check_header=lambda header: self._check_identity(path, header, session_id)).scan
         torn = 0 if scan.truncate_to is None else scan.size - scan.truncate_to
         return SessionRead(path, scan.header, scan.events, interrupted_turn_closers(scan.events), torn)
 
@@ -236,11 +213,11 @@ class SessionStore:
         path = self.find(session_id)
         lock = lock_session(path.parent)
         try:
-            scan = reader.scan_file(path)
-            self._check_identity(path, scan.header, session_id)
+            restored = restore(path, strict=True, save=True,
+                               check_header=lambda header: self._check_identity(path, header, session_id))
+            scan, trace = restored.scan, restored.trace
             compression = _compression_of(path)
             events = scan.events
-            trace = validate_stored(events, strict=True)
             closers = interrupted_turn_closers(events)
             for closer in closers:
                 trace.accept(trace.check(closer))
@@ -257,6 +234,14 @@ class SessionStore:
         except BaseException:
             os.close(lock)
             raise
+
+    def checkpoint(self, session_id: str) -> bool:
+        """Refresh the session's restore checkpoint (after it was closed: the next restore then decodes
+        nothing); best effort, False when it was not written."""
+        try:
+            return refresh(self.find(session_id))
+        except (SessionNotFound, CorruptLog, OSError):
+            return False
 
     def _check_identity(self, path: Path, header: dict, session_id: str) -> None:
         if header["id"] != session_id:
