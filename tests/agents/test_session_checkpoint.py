@@ -109,13 +109,54 @@ def test_a_damaged_checkpoint_is_ignored(tmp_path, damage):
     elif damage == "empty":
         data = b""
     elif damage == "garbage":
-        data = data[:17] + frames.compress_frame(b"\x00not marshal")
+        frame = frames.compress_frame(b"\x00not marshal")     # sealed, so the decoder itself refuses it
+        data = checkpoint._MAGIC + checkpoint._seal(checkpoint._key(create=False), frame) + frame
     else:
-        data = b"dshctl-restore/0\n" + data[17:]
+        data = b"dshctl-restore/0\n" + data[len(checkpoint._MAGIC):]
     sidecar.write_bytes(data)
     got = restore(path, strict=True, save=False)
     assert got.from_checkpoint == 0
     _same(got, _full(path))
+
+
+def _forged(path, events) -> bytes:
+    """A sidecar that matches the log's digest and decodes, but was not sealed by this user's dshctl."""
+    import marshal
+
+    buf = path.read_bytes()
+    body = marshal.dumps((len(buf), checkpoint._digest(path.name, buf), events, (0, 0, 1, 1, ()), [], 1), 4)
+    frame = frames.compress_frame(body)
+    return checkpoint._MAGIC + bytes(checkpoint._SEAL) + frame
+
+
+def test_a_forged_sidecar_beside_a_log_is_not_trusted(tmp_path):
+    """Anyone can hash a log: a sidecar with the right digest and other events fails the seal."""
+    path = _session(tmp_path)
+    events = _full(path).scan.events
+    lie = [dict(e, data={"text": "never said"}) if e["type"] == "message/user" else e for e in events]
+    (path.parent / checkpoint.FILE_NAME).write_bytes(_forged(path, lie))
+    got = restore(path, strict=True, save=False)
+    assert got.from_checkpoint == 0
+    _same(got, _full(path))
+
+
+def test_a_checkpoint_sealed_by_another_user_is_ignored_and_caches_off_write_none(tmp_path, monkeypatch):
+    """A session directory copied from another machine carries a sidecar under another key."""
+    path = _session(tmp_path)
+    SessionStore(tmp_path).checkpoint("s")
+    assert restore(path, strict=True, save=False).from_checkpoint > 0
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "other-user-cache"))
+    got = restore(path, strict=True, save=False)
+    assert got.from_checkpoint == 0
+    _same(got, _full(path))
+    key = tmp_path / "other-user-cache" / "dshctl" / "restore.key"
+    assert not key.exists()                         # reading never makes a key
+    SessionStore(tmp_path).checkpoint("s")
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
+    monkeypatch.setenv("DSHCTL_CACHE", "0")
+    (path.parent / checkpoint.FILE_NAME).unlink()
+    SessionStore(tmp_path).checkpoint("s")
+    assert not (path.parent / checkpoint.FILE_NAME).exists()
 
 
 def test_another_sessions_checkpoint_is_ignored(tmp_path):

@@ -10,6 +10,12 @@ decode and is ignored the same way. Only a prefix validated under the strict (re
 saved, from events decoded from the file (not the live log's memory), so what a checkpoint restores
 is what a full restore of the same bytes would. dsh ignores the file (it lists ``session.jsonl*``
 only); it is written with temp + rename and without fsync: a lost one only costs a full read.
+
+Its events are trusted once it matches, and the log's digest alone is no proof of who wrote them (anyone
+can hash a log): the frame is sealed with a keyed BLAKE2b under a key of this user's dshctl cache
+(``$XDG_CACHE_HOME/dshctl/restore.key``, 0600), checked before anything is decoded. A session directory
+copied from elsewhere, or a sidecar forged beside a log, fails the seal and the log is read in full;
+with the caches off (``--no-cache``, ``DSHCTL_CACHE=0``) no checkpoint is read or written.
 """
 from __future__ import annotations
 
@@ -26,7 +32,8 @@ from dshctl.agents.session.trace import LogTrace, TraceState
 from dshctl.core.gcpause import gc_paused
 
 FILE_NAME = ".restore"
-_MAGIC = b"dshctl-restore/2\n"
+_MAGIC = b"dshctl-restore/3\n"
+_SEAL = 32            # bytes of the keyed BLAKE2b after the magic line
 SAVE_AFTER = 1000     # events a restore decoded beyond the checkpoint before it writes a new one
 
 
@@ -55,11 +62,15 @@ def load(log_path: Path, buf: bytes) -> Checkpoint | None:
         data = (log_path.parent / FILE_NAME).read_bytes()
     except OSError:
         return None
-    if not data.startswith(_MAGIC):
+    key = _key(create=False)
+    if key is None or not data.startswith(_MAGIC):
         return None
+    seal, frame = data[len(_MAGIC):len(_MAGIC) + _SEAL], data[len(_MAGIC) + _SEAL:]
+    if not secrets.compare_digest(seal, _seal(key, frame)):
+        return None      # not written by this user's dshctl (copied, forged) or damaged
     try:
         with gc_paused():     # ~30,000 containers for 10,000 events, all kept: nothing to collect
-            end, digest, events, state, surface, lines = marshal.loads(frames.decompress_frame(data[len(_MAGIC):]))
+            end, digest, events, state, surface, lines = marshal.loads(frames.decompress_frame(frame))
     except (frames.FrameCorruption, ValueError, EOFError, TypeError):
         return None
     if not (type(end) is int and 0 < end <= len(buf) and type(events) is list and type(surface) is list
@@ -77,15 +88,19 @@ def save(log_path: Path, prefix: bytes, events: list[dict], trace: LogTrace, lin
     Best effort: a failure leaves the old checkpoint (or none), never a partial one."""
     s = trace.state
     state = (s.open_turn, s.open_step, s.next_turn, s.next_step, tuple(s.pending_calls))
+    key = _key(create=True)
+    if key is None:
+        return False
     try:
         body = marshal.dumps((len(prefix), _digest(log_path.name, prefix), events, state, trace.surface, lines), 4)
     except ValueError:
         return False
+    frame = frames.compress_frame(body)
     directory = log_path.parent
     tmp = directory / f"{FILE_NAME}.{secrets.token_hex(6)}.tmp"
     try:
         with open(tmp, "xb") as fh:
-            fh.write(_MAGIC + frames.compress_frame(body))
+            fh.write(_MAGIC + _seal(key, frame) + frame)
         os.replace(tmp, directory / FILE_NAME)
     except OSError:
         try:
@@ -95,6 +110,44 @@ def save(log_path: Path, prefix: bytes, events: list[dict], trace: LogTrace, lin
         return False
     _sweep_orphans(directory)
     return True
+
+
+def _seal(key: bytes, frame: bytes) -> bytes:
+    return hashlib.blake2b(frame, key=key, digest_size=_SEAL).digest()
+
+
+def _key(*, create: bool) -> bytes | None:
+    """This user's sealing key (made once, 0600, by exclusive create), None with the caches off."""
+    from dshctl.core.cache.disk import cache_root
+
+    root = cache_root()
+    if root is None:
+        return None
+    path = root / "restore.key"
+    try:
+        key = path.read_bytes()
+        return key if len(key) == 32 else None
+    except FileNotFoundError:
+        if not create:
+            return None
+    except OSError:
+        return None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = root / f"restore.key.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)      # first writer wins; a racing one reads the winner's key
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+        key = path.read_bytes()
+        return key if len(key) == 32 else None
+    except OSError:
+        return None
 
 
 def _sweep_orphans(directory: Path) -> None:
