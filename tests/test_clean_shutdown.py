@@ -78,6 +78,7 @@ def interrupted_chat(home) -> tuple[int | None, str]:
             chat.type(b"\x03")
             chat.read_until(b"aborting the turn")
             chat.read_until(b"you> ")
+        chat.seen = b""            # (each wait below is for this turn's text)
         chat.type(b"talk\n")
         chat.read_until(b"word")
         chat.type(b"\x03")

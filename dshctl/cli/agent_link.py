@@ -49,6 +49,10 @@ class SocketLink:
         finally:
             self._writer = None
             writer.close()
+            try:   # closed now, not by the garbage collector (an unclosed-transport ResourceWarning)
+                await asyncio.wait_for(writer.wait_closed(), 1)
+            except (ConnectionError, OSError, asyncio.TimeoutError):
+                pass
 
     async def send(self, message: dict) -> None:
         """An answer or an abort for the turn; once the host has closed the turn's connection there is

@@ -225,6 +225,10 @@ class ControlServer:
             await asyncio.wait_for(asyncio.shield(listener), LINGER_S)
         except (ConnectionError, OSError, asyncio.TimeoutError):
             pass
+        except asyncio.CancelledError:
+            # the host is stopping: the answer is complete, so end quietly (a cancelled connection
+            # task makes asyncio 3.11 log "Unhandled exception in client_connected_cb")
+            pass
 
     async def _read_request(self, reader: asyncio.StreamReader) -> tuple[bytes, str | None]:
         """The next request line (b"" at end of stream), or why the connection must close."""
