@@ -1,4 +1,5 @@
-"""`dshctl plugin`'s plain table is byte-identical to what rich prints on a piped console."""
+"""`dshctl plugin`'s plain table is byte-identical to what rich prints on a piped console (less the
+trailing spaces, which cli.shared.print_table drops from rich's lines too)."""
 from __future__ import annotations
 
 import io
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from dshctl.cli import plain_table
 from dshctl.cli.plugin_output import PLAIN_WIDTH
+from dshctl.cli.shared import without_trailing_spaces
 
 
 def rich_text(columns, rows, width=PLAIN_WIDTH) -> str:
@@ -24,7 +26,7 @@ def rich_text(columns, rows, width=PLAIN_WIDTH) -> str:
     for row in rows:
         table.add_row(*row)
     con.print(table)
-    return buf.getvalue()
+    return without_trailing_spaces(buf.getvalue())
 
 
 cell = st.text(alphabet=string.ascii_letters + string.digits + " -_./@~()\\]>=<^*", max_size=70) | \

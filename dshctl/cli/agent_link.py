@@ -42,14 +42,29 @@ class SocketLink:
             await writer.drain()
             while line := await _read_line(reader, self.where):
                 yield json.loads(line)
+        except ConnectionError as exc:   # the host went away mid-turn (stopped, or killed)
+            raise DshctlError(f"lost the connection to {self.where} mid-turn ({exc.strerror or exc})",
+                              hint="`dshctl status` says whether the host still runs; the session log "
+                                   "has the turn as far as it got (`dshctl session show`)") from None
         finally:
             self._writer = None
             writer.close()
+            try:   # closed now, not by the garbage collector (an unclosed-transport ResourceWarning)
+                await asyncio.wait_for(writer.wait_closed(), 1)
+            except (ConnectionError, OSError, asyncio.TimeoutError):
+                pass
 
     async def send(self, message: dict) -> None:
-        if self._writer is not None:
-            self._writer.write(json.dumps(message).encode() + b"\n")
-            await self._writer.drain()
+        """An answer or an abort for the turn; once the host has closed the turn's connection there is
+        nothing left to tell it (the stream's end says how the turn ended)."""
+        writer = self._writer
+        if writer is None or writer.is_closing():
+            return
+        try:
+            writer.write(json.dumps(message).encode() + b"\n")
+            await writer.drain()
+        except ConnectionError:   # reset or broken pipe: the turn is over on the host's side
+            pass
 
     async def close(self) -> None:
         pass
@@ -152,11 +167,13 @@ async def drive_turn(link, request: dict, printer) -> dict | None:
     import signal
     loop = asyncio.get_running_loop()
     presses = []
+    aborts: list[asyncio.Task] = []   # held: a task nobody references can be collected while pending
 
     def on_interrupt():
         presses.append(1)
         if len(presses) == 1:
-            loop.create_task(link.send({"abort": True}))
+            aborts.append(loop.create_task(link.send({"abort": True})))
+            aborts[-1].add_done_callback(_retrieve)
             printer.note("aborting the turn (Ctrl-C again to leave at once)")
         else:
             raise KeyboardInterrupt
@@ -180,3 +197,11 @@ async def drive_turn(link, request: dict, printer) -> dict | None:
         return done.get("reason")
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        for task in aborts:
+            task.cancel()   # a no-op once sent; the turn is over either way
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """Take a fire-and-forget task's outcome, so asyncio never reports it as never retrieved."""
+    if not task.cancelled():
+        task.exception()

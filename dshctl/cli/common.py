@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import click
 import typer
 from typing_extensions import Annotated
 
@@ -33,8 +34,20 @@ def effective(ctx: typer.Context, home: Optional[Path] = None, profile: Optional
     return with_overrides(state(ctx), groups, home, profile)
 
 
+class HomePath(click.Path):
+    """``--home``'s type: a path, but not an empty or blank one, which ``Path('')`` would turn into the
+    current directory (or a blank one into the default home) without a word."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("the dsh home must not be empty; pass a directory, or leave --home out for "
+                      "$DSH_HOME (else ~/.dsh)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 HomeOpt = Annotated[Optional[Path], typer.Option(
-    "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False)]
+    "--home", help="The dsh home (default: $DSH_HOME, else ~/.dsh).", show_default=False,
+    click_type=HomePath())]
 def complete_profiles(ctx, incomplete: str) -> list[str]:
     from dshctl.cli.completers import profile_names
 

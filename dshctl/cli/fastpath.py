@@ -155,7 +155,7 @@ def _convert(param: dict, text: str) -> Any:
     if kind == "str":
         return text
     if kind == "path":
-        if not text:
+        if not text.strip():   # typer says what is wrong with an empty --home
             raise _Decline
         return Path(text)
     if kind in ("int", "float"):

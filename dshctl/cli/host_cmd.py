@@ -1,6 +1,7 @@
 """``dshctl host run``, and the top-level ``dshctl reload`` and ``dshctl status`` that talk to it."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import List, Optional
 
@@ -11,6 +12,14 @@ from dshctl.cli.common import FormatOpt, HomeOpt, ProfileOpt, check_format, effe
 
 PatchOpt = Annotated[Optional[List[Path]], typer.Option(
     "--patch", help="An extra patch file applied after the user layers (repeatable).", show_default=False)]
+
+
+def _seconds(value: Optional[float]) -> Optional[float]:
+    """``--for``: a time to run, so 0 or more and finite (a negative one used to be taken as "stop at
+    once", nan and inf as "never")."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"{value:g} is not a number of seconds (0 or more)")
+    return value
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +41,8 @@ def run(
         "--resume", help="Boot the last-good tree when the current layers do not compose or fail to start.")] = False,
     log_format: Annotated[str, typer.Option("--log-format", help="rich or json (JSON lines).")] = "rich",
     run_for: Annotated[Optional[float], typer.Option(
-        "--for", help="Run this many seconds, then shut down gracefully.", show_default=False)] = None,
+        "--for", help="Run this many seconds, then shut down gracefully.", show_default=False,
+        metavar="SECONDS", callback=_seconds)] = None,
     skip_unavailable: Annotated[bool, typer.Option(
         "--skip-unavailable", help="Run the other rows when a plugin has no Python implementation, and "
         "report the skipped ones (default: such rows fail the boot).")] = False,

@@ -1,5 +1,6 @@
 """The text of a borderless rich table (``Table(box=None, pad_edge=False, header_style="bold")``)
-on a plain, non-terminal console, without importing rich (~40 ms of start-up).
+as ``cli.shared.print_table`` prints it on a plain, non-terminal console (no trailing spaces), without
+importing rich (~40 ms of start-up).
 
 Only for cells rich would print as they are: printable ASCII without markup (``[``) or emoji
 codes (``:``), in a table that fits the width. Anything else returns None and the caller lets rich
@@ -22,5 +23,5 @@ def render(columns: list[str], rows: list[list[str]], width: int) -> str | None:
         return None
     lines = []
     for r in cells:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     return "\n".join(lines) + "\n"

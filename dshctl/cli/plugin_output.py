@@ -48,7 +48,7 @@ def progress():
 
 
 def print_table(columns: list[str], rows: list[list[str]]) -> None:
-    """A borderless table on stdout, as cli.common.console() prints a rich Table."""
+    """A borderless table on stdout, as cli.shared.print_table() prints a rich Table."""
     if not color_enabled(sys.stdout):
         text = plain_table.render(columns, rows, PLAIN_WIDTH)
         if text is not None:
@@ -56,14 +56,14 @@ def print_table(columns: list[str], rows: list[list[str]]) -> None:
             return
     from rich.table import Table
 
-    from dshctl.cli.shared import console
+    from dshctl.cli.shared import print_table as print_rich_table
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for column in columns:
         table.add_column(column)
     for row in rows:
         table.add_row(*row)
-    console().print(table)
+    print_rich_table(table)
 
 
 def summary(outcome, fmt: str, preview: dict | None = None) -> None:

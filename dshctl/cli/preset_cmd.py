@@ -102,7 +102,7 @@ def cmd_new(ctx: typer.Context, new_id: Annotated[str, typer.Argument(metavar="I
                 show_default=False)] = None,
             home: HomeOpt = None, profile: ProfileOpt = None, root: RootOpt = None,
             no_user_root: NoUserRootOpt = False, fmt: FormatOpt = "text") -> None:
-    """Create preset ID as a copy of SOURCE (copy-only authoring, as dsh does).
+    """Create preset ID as a copy of the preset given with --from (copy-only authoring, as dsh does).
 
     Example: dshctl preset new reviewer --from standard
     """

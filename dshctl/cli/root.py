@@ -10,7 +10,7 @@ from typing_extensions import Annotated
 
 from dshctl import __version__
 from dshctl.cli import root_help as texts  # the root's texts: its rich-free --help draws them too
-from dshctl.cli.common import complete_profiles
+from dshctl.cli.common import HomePath, complete_profiles
 from dshctl.cli.shared import root_state
 from dshctl.cli.lazy_group import CommandTable, LazyCommandGroup
 
@@ -78,7 +78,7 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     home: Annotated[Optional[Path], typer.Option(
-        "--home", help=texts.HOME_HELP, show_default=False)] = None,
+        "--home", help=texts.HOME_HELP, show_default=False, click_type=HomePath())] = None,
     profile: Annotated[str, typer.Option("--profile", "-p", help=texts.PROFILE_HELP,
                                          autocompletion=complete_profiles)] = "web",
     debug: Annotated[bool, typer.Option("--debug", help=texts.DEBUG_HELP)] = False,

@@ -8,7 +8,8 @@ from typing_extensions import Annotated
 
 from pathlib import Path
 
-from dshctl.cli.common import FormatOpt, check_format, console, print_json
+from dshctl.cli.common import FormatOpt, check_format, print_json
+from dshctl.cli.shared import print_table
 
 NameArg = Annotated[str, typer.Argument(
     help="Schema name: entry-list, cordis.patch, preset, profile-manifest, bundle-manifest, "
@@ -50,7 +51,7 @@ def list_schemas(fmt: FormatOpt = "text") -> None:
         table.add_column(column, no_wrap=column == "NAME")
     for row in rows:
         table.add_row(row["name"], row["title"], ", ".join(row["aliases"]))
-    console().print(table)
+    print_table(table)
 
 
 def show(name: NameArg) -> None:

@@ -126,6 +126,22 @@ def is_rich() -> bool:
     return color_enabled(sys.stdout)
 
 
+def print_table(table) -> None:
+    """A rich ``Table`` on stdout. Plain (piped or NO_COLOR), each line without the padding rich pads
+    the last column with: trailing spaces are noise in a diff, a log or a ``grep 'x$'``."""
+    out = console()
+    if color_enabled(sys.stdout):
+        out.print(table)
+        return
+    with out.capture() as captured:
+        out.print(table)
+    sys.stdout.write(without_trailing_spaces(captured.get()))
+
+
+def without_trailing_spaces(text: str) -> str:
+    return "".join(line.rstrip() + "\n" for line in text.splitlines())
+
+
 def print_json(obj: Any) -> None:
     """``obj`` as JSON the way ``JSON.stringify`` writes it: lone surrogates escaped, and a number
     that is not finite (a huge JSON integer reads as Infinity) written as ``null``."""

@@ -35,6 +35,7 @@ MAX_CONNECTIONS = 64        # open at once; more are answered with an error and 
 PRIORITY_OPS = frozenset({"status", "ping", "reload", "confirm"})
 PRIORITY_ROOM = 16
 PRIORITY_GRACE_S = 1.0   # a status client sends its line at once
+LINGER_S = 2.0           # seconds a finished stream waits for the client to close its side
 
 Handler = Callable[[dict], Awaitable[dict]]
 
@@ -209,8 +210,25 @@ class ControlServer:
                     await writer.drain()
                 except (ConnectionError, RuntimeError):
                     answer.closed.set()    # keep draining: the turn ends as aborted, logged whole
+            await self._linger(writer, listener)
         finally:
             listener.cancel()
+
+    async def _linger(self, writer: asyncio.StreamWriter, listener: asyncio.Future) -> None:
+        """The turn is over: end our side (the client reads EOF after the last line) but read on
+        until the client closes, for at most LINGER_S. A line the client sends meanwhile (Ctrl-C
+        pressed as the answer ended) then lands in an open socket; closing at once broke the
+        client's pipe, and its transport dropped the turn's last lines unread."""
+        try:
+            if not writer.is_closing() and writer.can_write_eof():
+                writer.write_eof()
+            await asyncio.wait_for(asyncio.shield(listener), LINGER_S)
+        except (ConnectionError, OSError, asyncio.TimeoutError):
+            pass
+        except asyncio.CancelledError:
+            # the host is stopping: the answer is complete, so end quietly (a cancelled connection
+            # task makes asyncio 3.11 log "Unhandled exception in client_connected_cb")
+            pass
 
     async def _read_request(self, reader: asyncio.StreamReader) -> tuple[bytes, str | None]:
         """The next request line (b"" at end of stream), or why the connection must close."""

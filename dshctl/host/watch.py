@@ -37,6 +37,35 @@ def _anchor(target: Path) -> Path:
     return node
 
 
+def _link_dirs(target: Path, max_links: int = 40) -> set[Path]:
+    """The directories a symlinked ``target`` is resolved through: the one holding each symlink met on
+    the way (component by component, as the kernel resolves it) and the one holding the file it ends
+    at. A swap anywhere on that chain (a ConfigMap's ``..data`` renamed in a volume mounted elsewhere)
+    is an event in one of them. Empty when no component is a symlink."""
+    dirs: set[Path] = set()
+    pending = list(target.parts[1:])   # targets are absolute
+    current = Path(target.anchor)
+    while pending and len(dirs) <= max_links:
+        part = pending.pop(0)
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        try:
+            link = Path(os.readlink(candidate))
+        except OSError:   # not a symlink, or missing: walk on
+            current = candidate
+            continue
+        dirs.add(current)
+        if link.is_absolute():
+            current, pending = Path(link.anchor), list(link.parts[1:]) + pending
+        else:
+            pending = list(link.parts) + pending
+    if dirs:
+        dirs.add(current.parent)
+    return {d for d in dirs if d.is_dir()}
+
+
 class PathWatcher:
     def __init__(self, targets: Iterable[Path], on_change: Callable[[list[Path]], None], *,
                  force_polling: bool | None = None, on_error: Callable[[str], None] | None = None):
@@ -107,41 +136,60 @@ class PathWatcher:
             if hit:
                 self.on_change(hit)
 
+    def _restat(self, targets) -> set[Path]:
+        """The ``targets`` whose file (through any symlinks) is not the one last seen."""
+        fresh = {t: _signature(t) for t in targets}
+        changed = {t for t, sig in fresh.items() if sig != self._seen.get(t)}
+        self._seen.update(fresh)
+        return changed
+
     async def _watch(self) -> None:
+        while not self._stop.is_set():
+            try:
+                await self._watch_once()
+            except FileNotFoundError:   # a directory to watch vanished while the set was rebuilt
+                await asyncio.sleep(STEP_MS / 1000)
+
+    async def _watch_once(self) -> None:
+        """One watch set, until it must be rebuilt (a directory on the way appeared, a symlink on a
+        target's chain now points elsewhere, or targets were added)."""
         from contextlib import aclosing
 
         from watchfiles import awatch
 
-        while not self._stop.is_set():
-            # a file that appeared or vanished while the watch set was rebuilt is not missed
-            now = {t for t in self.targets if t.exists()}
-            if now != self._existing:
-                self.on_change(sorted(now ^ self._existing))
-            self._existing = now
-            anchors = {_anchor(t) for t in self.targets}
-            # a change to a directory on the way to a target means the anchor set must be rebuilt
-            pending_dirs = {p for t in self.targets for p in t.parents if p not in anchors}
-            self._rebuild = False
-            watch = awatch(*sorted(anchors), recursive=False, debounce=DEBOUNCE_MS, step=STEP_MS,
-                           stop_event=self._stop, watch_filter=None, force_polling=self.force_polling,
-                           poll_delay_ms=50, rust_timeout=500, yield_on_timeout=True,
-                           ignore_permission_denied=True)
-            async with aclosing(watch):  # closes the OS watcher now, not at garbage collection
-                # no await before the first __anext__, which creates the OS watcher: nothing is missed
-                self.ready.set()
-                async for changes in watch:  # also yields (empty) every rust_timeout
-                    paths = {Path(p) for _, p in changes}
-                    now = {t for t in self.targets if t.exists()}
-                    # an appearance or removal between the rebuild and the new OS watcher is caught
-                    # here, at the latest one rust_timeout later
-                    hit = (paths & self.targets) | (now ^ self._existing)
-                    self._existing = now
-                    if paths:  # a target reached through a swapped symlink (a Kubernetes ConfigMap's
-                        # ..data) changes with no event on its own path: its stat says so
-                        seen, self._seen = self._seen, {t: _signature(t) for t in self.targets}
-                        hit |= {t for t in self.targets if self._seen[t] != seen.get(t)}
-                    hit = sorted(hit)
-                    if hit:
-                        self.on_change(hit)
-                    if paths & pending_dirs or self._rebuild or {_anchor(t) for t in self.targets} != anchors:
-                        break  # rebuild the watch set
+        # a file that appeared or vanished while the watch set was rebuilt is not missed
+        now = {t for t in self.targets if t.exists()}
+        if now != self._existing:
+            self.on_change(sorted(now ^ self._existing))
+        self._existing = now
+        anchors = {_anchor(t) for t in self.targets}
+        links = {t: _link_dirs(t) for t in self.targets}
+        linked = {t for t, dirs in links.items() if dirs}
+        # a change to a directory on the way to a target means the anchor set must be rebuilt
+        pending_dirs = {p for t in self.targets for p in t.parents if p not in anchors}
+        self._rebuild = False
+        watch = awatch(*sorted(anchors.union(*links.values())), recursive=False, debounce=DEBOUNCE_MS,
+                       step=STEP_MS, stop_event=self._stop, watch_filter=None,
+                       force_polling=self.force_polling, poll_delay_ms=50, rust_timeout=500,
+                       yield_on_timeout=True, ignore_permission_denied=True)
+        async with aclosing(watch):  # closes the OS watcher now, not at garbage collection
+            # no await before the first __anext__, which creates the OS watcher: nothing is missed
+            self.ready.set()
+            async for changes in watch:  # also yields (empty) every rust_timeout
+                paths = {Path(p) for _, p in changes}
+                now = {t for t in self.targets if t.exists()}
+                # an appearance or removal between the rebuild and the new OS watcher is caught
+                # here, at the latest one rust_timeout later
+                hit = (paths & self.targets) | (now ^ self._existing)
+                self._existing = now
+                # a target reached through a swapped symlink (a Kubernetes ConfigMap's ..data) changes
+                # with no event on its own path: its stat says so. With no event, only the symlinked
+                # targets are re-checked (a swap just before the OS watcher started had none).
+                checked = self.targets if paths else linked
+                hit |= self._restat(checked)
+                if hit:
+                    self.on_change(sorted(hit))
+                relinked = any(_link_dirs(t) != links.get(t, set()) for t in checked)
+                if paths & pending_dirs or self._rebuild or relinked or \
+                        {_anchor(t) for t in self.targets} != anchors:
+                    return  # rebuild the watch set

@@ -99,17 +99,15 @@ def test_host_local_patches_apply_over_every_revision(tmp_path, etcd, prefix):
 
 
 def test_a_host_local_patch_from_a_configmap_volume_follows_the_kubelets_swap(tmp_path, etcd, prefix):
-    from tests.host.test_configmap_swap import kubelet_update
+    from tests.host.kubelet import ConfigMapVolume
 
     pub = home(tmp_path, "pub")
     publish(pub, etcd.url, prefix)
-    volume = tmp_path / "config"          # the ConfigMap's mount: ..data -> ..<generation>, files via ..data
-    write(volume / "..g1" / "cordis.patch.yml", "- id: a\n  config: {service: alpha, tag: one}\n")
-    os.symlink("..g1", volume / "..data")
-    os.symlink("..data/cordis.patch.yml", volume / "cordis.patch.yml")
-    args = fleet_args(etcd.url, prefix, "k", "--patch", str(volume / "cordis.patch.yml"))
+    # the ConfigMap's mount: ..data -> ..<generation>, files via ..data
+    volume = ConfigMapVolume(tmp_path / "config", {"local.yml": "- id: a\n  config: {service: alpha, tag: one}\n"})
+    args = fleet_args(etcd.url, prefix, "k", "--patch", str(volume.directory / "local.yml"))
     with HostProcess(home(tmp_path, "h"), "p", *args) as host:
         wait_until(all_on(etcd.url, prefix, 1, 1), what="revision 1")
         assert row_map(host.status()["rows"])["a"][2]["tag"] == "one"
-        kubelet_update(volume, "..g2", "- id: a\n  config: {service: alpha, tag: two}\n")
+        volume.update({"local.yml": "- id: a\n  config: {service: alpha, tag: two}\n"})
         wait_until(lambda: row_map(host.status()["rows"])["a"][2].get("tag") == "two", what="the swap applied")

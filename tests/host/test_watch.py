@@ -55,3 +55,35 @@ def test_a_target_added_later_is_not_reported_as_changed_until_it_changes(tmp_pa
         await watcher.stop()
 
     scenario()
+
+
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_target_symlinked_into_a_configmap_volume_elsewhere_sees_each_swap_and_not_the_cleanup(
+        tmp_path, polling):
+    # The target's directory holds only a symlink into the volume; the kubelet's swap is a rename of
+    # ..data in the volume, a directory nobody named. Removing the old generation changes nothing.
+    import asyncio
+    import os
+
+    from .kubelet import ConfigMapVolume
+
+    @run_async()
+    async def scenario():
+        volume = ConfigMapVolume(tmp_path / "config", {"layer.yml": "one"})
+        target = tmp_path / "profile" / "layer.yml"
+        target.parent.mkdir()
+        os.symlink(volume.directory / "layer.yml", target)
+        seen: list = []
+        watcher = PathWatcher([target], seen.extend, force_polling=polling)
+        watcher.start()
+        await watcher.ready.wait()
+        for text in ("two", "three"):
+            old = volume.swap({"layer.yml": text})
+            await until(lambda: target in seen, what=f"the swap to {text}")
+            seen.clear()
+            volume.remove(old)
+            await asyncio.sleep(0.8)     # several steps and one rust_timeout: time to see a change
+            assert seen == []
+        await watcher.stop()
+
+    scenario()
