@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable
 
 from dshctl.errors import Loc, UsageError
+from dshctl.lint.globs import glob_match
 from dshctl.records import Record
 
 CONFIG_FILE = ".dshctl-lint.yaml"
@@ -370,36 +371,3 @@ def _read_toml(path: Path, text: str) -> tuple[dict, Locate]:
                     return Loc(str(path), i + 1, m.start(2) + 1)
         return Loc(str(path), start + 1, 1)
     return value, locate
-
-
-# ---------------------------------------------------------------------------------------------
-# globs
-
-
-def glob_match(pattern: str, rel: PurePosixPath) -> bool:
-    """gitignore-style: a pattern without '/' matches a file name at any depth; '**' spans dirs."""
-    directory_only = pattern.endswith("/")
-    pattern = pattern.strip("/") if directory_only else pattern.lstrip("/")
-    regex = _glob_regex(pattern)
-    if "/" not in pattern:
-        names = rel.parts[:-1] if directory_only else rel.parts
-        return any(regex.fullmatch(part) for part in names)
-    if directory_only:
-        regex = _glob_regex(pattern + "/**")
-    return bool(regex.fullmatch(rel.as_posix()))
-
-
-def _glob_regex(pattern: str) -> re.Pattern:
-    out, i = "", 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out, i = out + "(?:.*/)?", i + 3
-        elif pattern.startswith("**", i):
-            out, i = out + ".*", i + 2
-        elif pattern[i] == "*":
-            out, i = out + "[^/]*", i + 1
-        elif pattern[i] == "?":
-            out, i = out + "[^/]", i + 1
-        else:
-            out, i = out + re.escape(pattern[i]), i + 1
-    return re.compile(out)
