@@ -7,11 +7,22 @@ are). A core type with a missing, extra or mistyped field is therefore invalid, 
 """
 from __future__ import annotations
 
+import json
 import math
+import re
 
 CORE_TYPES = frozenset({"text", "reasoning", "image", "tool-call", "tool-result"})
 MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 MAX_SAFE_INTEGER = 2 ** 53 - 1
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_utf8_bytes(value) -> int:
+    """The UTF-8 size of ``JSON.stringify(value)``, the measure of dsh's ``maxMessageBytes``: characters
+    are kept, not escaped (``ensure_ascii`` would count an ``é`` as six bytes), and a lone surrogate,
+    which JSON.stringify writes as a six-character escape, counts six."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8", "surrogatepass")) + 3 * len(_LONE_SURROGATE.findall(text))
 
 
 def valid_blocks(blocks) -> bool:

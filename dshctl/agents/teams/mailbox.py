@@ -11,13 +11,13 @@ message the target already recorded is only acknowledged.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 
 from dshctl.agents.loop.inbox import user_message
 from dshctl.agents.subagents import descriptor as descriptors
 
 from .board import TeamError
+from .content import json_utf8_bytes, valid_blocks
 
 
 def framed(message: dict) -> list[dict]:
@@ -46,9 +46,12 @@ class Mailbox:
             waiting = sum(1 for m in state.pending_messages() if m["targetId"] == target_id)
             if waiting >= service.config["maxPendingMessagesPerMember"]:
                 raise TeamError(f'teammate "{target_name}" has {waiting} pending messages', "TEAM_MAILBOX_FULL")
+            if not valid_blocks(request.get("content")):   # the fold would refuse the whole Lead log
+                raise TeamError("team message content must be a list of valid content blocks",
+                                "TEAM_INVALID_ARGUMENT")
             message = {"id": f"team-message-{uuid.uuid4()}", "senderId": caller.id, "senderName": found["name"],
                        "targetId": target_id, "delivery": request["delivery"], "content": list(request["content"])}
-            if len(json.dumps(framed(message), separators=(",", ":")).encode()) > service.config["maxMessageBytes"]:
+            if json_utf8_bytes(framed(message)) > service.config["maxMessageBytes"]:
                 raise TeamError(f'team message exceeds {service.config["maxMessageBytes"]} bytes',
                                 "TEAM_MESSAGE_TOO_LARGE")
             service.commit(root, "team/message/queued", {"message": message})
@@ -150,7 +153,8 @@ class Mailbox:
         """A member left ``provisioning`` by a crash is active when its log shows a continuable child
         of this Lead on its provider that accepted a prompt, and failed otherwise (as dsh reconciles)."""
         for member in list(self.service.state(root).members.values()):
-            if member["phase"] != "provisioning" or self.ctx.agents.get(member["id"]) is not None:
+            if member["phase"] != "provisioning" or member["id"] in self.service.creating \
+                    or self.ctx.agents.get(member["id"]) is not None:
                 continue
             phase, error = "failed", "provisioning did not leave a resumable child Session"
             try:
