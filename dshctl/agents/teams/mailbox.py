@@ -35,6 +35,7 @@ class Mailbox:
         self.service = service
         self.ctx = service.ctx
         self.watched: set[str] = set()
+        self.sending: set[str] = set()   # queued by a send whose own dispatch has not finished
 
     async def send(self, found: dict, caller, request: dict) -> dict:
         service, root = self.service, found["root"]
@@ -54,8 +55,17 @@ class Mailbox:
             if json_utf8_bytes(framed(message)) > service.config["maxMessageBytes"]:
                 raise TeamError(f'team message exceeds {service.config["maxMessageBytes"]} bytes',
                                 "TEAM_MESSAGE_TOO_LARGE")
-            service.commit(root, "team/message/queued", {"message": message})
-        accepted = await self.dispatch(root, message)
+            # claimed before the lock is released, so a recovery pass never delivers it a second time
+            self.sending.add(message["id"])
+            try:
+                service.commit(root, "team/message/queued", {"message": message})
+            except BaseException:
+                self.sending.discard(message["id"])
+                raise
+        try:
+            accepted = await self.dispatch(root, message)
+        finally:
+            self.sending.discard(message["id"])
         return {"messageId": message["id"], "status": "accepted" if accepted else "queued"}
 
     async def dispatch(self, root, message: dict) -> bool:
@@ -131,7 +141,7 @@ class Mailbox:
         await asyncio.sleep(0)
         await self._settle_provisioning(root)
         for message in self.service.state(root).pending_messages():
-            if message["id"] in self.watched:
+            if message["id"] in self.watched or message["id"] in self.sending:
                 continue
             events = self._events_of(message["targetId"], root)
             if events is not None and recorded(events, message["id"]):
