@@ -148,8 +148,8 @@ class TeamService:
             await self.ctx.subagents.start_continuable({
                 "provider": member["provider"], "label": member["description"], "childId": member["id"],
                 "request": {"prompt": request["prompt"], "parent": root}})
-        except BaseException as exc:
-            await self.settle_member(root, {**member, "phase": "failed", "error": str(exc) or type(exc).__name__})
+        except Exception as exc:    # a cancelled spawn stays provisioning: recovery decides from the log
+            await self.settle_member(root, {**member, "phase": "failed", "error": str(exc)})
             raise
         finally:
             self.creating.discard(member["id"])
