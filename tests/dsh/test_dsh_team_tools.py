@@ -6,8 +6,10 @@ side's own words), and so must every result text once the Lead's session id is w
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
+from dshctl.agents.teams.policy import section_text
 from dshctl.agents.teams.schemas import TEAM_TOOL_PARAMETERS
 from tests.agents.sse_server import SseServer
 from tests.agents.team_helpers import team_tool_texts
@@ -78,3 +80,21 @@ def test_team_tools_match_dsh_by_name_schema_and_result_text(real_dsh, tmp_path)
     ours = [t.replace('"model":"scripted"', '"model":"<model>"') for t in ours]
     for call, mine, real in zip(CALLS, ours, theirs):
         assert mine == real, call
+    assert_same_team_guidance_facts(requests[0]["messages"][0])
+
+
+def assert_same_team_guidance_facts(system_message: dict) -> None:
+    """dsh puts its ``team:policy`` section in the Lead's system message. dshctl words its guidance
+    itself (``teams/policy.py``), but names every tool, code and field that dsh's section names, and
+    tells the Lead the same role and name."""
+    assert system_message["role"] == "system"
+    system = system_message["content"]
+    start = system.index("Agent Teams is available in this session")
+    identity = re.search(r"Your Team role is (\w+); your Team name is (\w+); Team id is \S+\.", system[start:])
+    assert identity is not None and identity.groups() == ("lead", "lead")
+    facts = set(re.findall(r"\b(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+|noProgress)\b",
+                           system[start:start + identity.start()]))
+    assert {"send_message", "followup_task", "wait_agent", "list_agents", "FS_STALE_VERSION"} <= facts
+    ours = section_text({"role": "lead", "name": "lead", "id": "<lead>"})
+    assert sorted(f for f in facts if f not in ours) == []
+    assert "your role is lead and your name is lead" in ours

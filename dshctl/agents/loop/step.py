@@ -9,6 +9,8 @@ from dshctl.agents.llm.api import GenerateOptions, LlmError, LlmFailure
 from dshctl.agents.tools.hooks import waterfall
 from dshctl.agents.tools.scheduler import run_tool_calls
 
+from .system_prompt import system_prompt
+
 TRUNCATED = LlmFailure("the model's stream ended without a finish (empty or truncated stream)",
                        "STREAM_TRUNCATED")
 
@@ -53,7 +55,7 @@ async def build_request(agent, turn: int, step: int) -> GenerateOptions:
     config = await waterfall(agent.ctx, "agent/request", {"agent": agent, "turn": turn, "step": step,
                                                          "signal": agent.abort_event}, default=lambda: base)
     header = {"config": dict(config)}
-    system = agent.options.get("system")
+    system = await system_prompt(agent, turn, step)
     if system:
         header["system"] = system
     tools = [tool.schema() for tool in agent.loop.tools_of(agent)]

@@ -208,6 +208,27 @@ class SubagentRuntime:
             raise SubagentError(f'not authorized to interrupt agent "{target_id}"', "UNAUTHORIZED")
         child.abort({"kind": "parent"}, keep_inbox=True)
 
+    async def drain_continuable_children(self, parent, child_ids) -> None:
+        """Stop the selected live continuable children of ``parent`` and wait until each has settled and
+        left (dsh's ``drainContinuableChildren``): a running turn ends aborted (cause ``parent``), queued
+        input is dropped so no further turn starts, and the parent gets the usual settlement notice.
+        The parent's other children keep running; an id with no live activation is a no-op."""
+        if self.ctx.agents.get(parent.id) is not parent:
+            raise SubagentError("selected child teardown requires the exact live parent agent", "UNAUTHORIZED")
+        targets = []
+        for child_id in dict.fromkeys(child_ids):
+            task = self.activations.get(child_id)
+            if task is None:
+                continue
+            if self.parent_of.get(child_id) != parent.id:
+                raise SubagentError(f'subagent "{child_id}" is not a direct child of agent "{parent.id}"',
+                                    "UNAUTHORIZED")
+            targets.append(task)
+            child = self.ctx.agents.get(child_id)
+            if child is not None:
+                child.abort({"kind": "parent"})
+        await asyncio.gather(*targets, return_exceptions=True)
+
     def _owns(self, authority: dict, child) -> bool:
         wanted = authority.get("parentSessionId") if authority.get("kind") == "user" else authority["agent"].id
         if authority.get("kind") == "user":
@@ -293,6 +314,7 @@ class SubagentRuntime:
     # dsh's spellings, for plugins ported from TypeScript
     registerProvider, getProvider, startContinuable = register_provider, get_provider, start_continuable
     reportFrom, listChildren = report_from, list_children
+    drainContinuableChildren = drain_continuable_children
 
     async def drain(self) -> None:
         tasks = list(self.activations.values())

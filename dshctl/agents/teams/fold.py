@@ -5,13 +5,15 @@ root stay out. Every ``team/member`` and ``team/task`` event is a whole snapshot
 ``provisioning`` and moves once to ``active`` or ``failed``, never changing name, provider or context; a
 task begins at revision 1 and each later snapshot is the next revision. A message is queued once and
 delivered at most once, to the target it was queued for. Each payload has exactly its keys, of their
-types and enums (content blocks are not checked further). A log that breaks these rules is refused
+types and enums, and a message's content blocks are checked as dsh checks them (``content``). A log that breaks these rules is refused
 (``TeamLogError``), as dsh refuses it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from .content import valid_blocks
 
 TEAM_EVENTS = frozenset({"team/member", "team/task", "team/message/queued", "team/message/delivered"})
 TASK_ID = re.compile(r"^task-(\d+)$")
@@ -79,7 +81,7 @@ def _valid(kind: str, value) -> bool:
     if kind == "task" and (value["revision"] < 1 or not all(isinstance(b, str) and b for b in value["blockedBy"])
                            or not all(isinstance(w, str) for w in value["writeScopes"])):
         return False
-    return True
+    return kind != "message" or valid_blocks(value["content"])
 
 
 def _check_payload(kind: str, data: dict) -> None:

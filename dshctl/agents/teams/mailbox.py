@@ -11,13 +11,13 @@ message the target already recorded is only acknowledged.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 
 from dshctl.agents.loop.inbox import user_message
 from dshctl.agents.subagents import descriptor as descriptors
 
 from .board import TeamError
+from .content import json_utf8_bytes, valid_blocks
 
 
 def framed(message: dict) -> list[dict]:
@@ -35,6 +35,7 @@ class Mailbox:
         self.service = service
         self.ctx = service.ctx
         self.watched: set[str] = set()
+        self.sending: set[str] = set()   # queued by a send whose own dispatch has not finished
 
     async def send(self, found: dict, caller, request: dict) -> dict:
         service, root = self.service, found["root"]
@@ -46,13 +47,25 @@ class Mailbox:
             waiting = sum(1 for m in state.pending_messages() if m["targetId"] == target_id)
             if waiting >= service.config["maxPendingMessagesPerMember"]:
                 raise TeamError(f'teammate "{target_name}" has {waiting} pending messages', "TEAM_MAILBOX_FULL")
+            if not valid_blocks(request.get("content")):   # the fold would refuse the whole Lead log
+                raise TeamError("team message content must be a list of valid content blocks",
+                                "TEAM_INVALID_ARGUMENT")
             message = {"id": f"team-message-{uuid.uuid4()}", "senderId": caller.id, "senderName": found["name"],
                        "targetId": target_id, "delivery": request["delivery"], "content": list(request["content"])}
-            if len(json.dumps(framed(message), separators=(",", ":")).encode()) > service.config["maxMessageBytes"]:
+            if json_utf8_bytes(framed(message)) > service.config["maxMessageBytes"]:
                 raise TeamError(f'team message exceeds {service.config["maxMessageBytes"]} bytes',
                                 "TEAM_MESSAGE_TOO_LARGE")
-            service.commit(root, "team/message/queued", {"message": message})
-        accepted = await self.dispatch(root, message)
+            # claimed before the lock is released, so a recovery pass never delivers it a second time
+            self.sending.add(message["id"])
+            try:
+                service.commit(root, "team/message/queued", {"message": message})
+            except BaseException:
+                self.sending.discard(message["id"])
+                raise
+        try:
+            accepted = await self.dispatch(root, message)
+        finally:
+            self.sending.discard(message["id"])
         return {"messageId": message["id"], "status": "accepted" if accepted else "queued"}
 
     async def dispatch(self, root, message: dict) -> bool:
@@ -128,7 +141,7 @@ class Mailbox:
         await asyncio.sleep(0)
         await self._settle_provisioning(root)
         for message in self.service.state(root).pending_messages():
-            if message["id"] in self.watched:
+            if message["id"] in self.watched or message["id"] in self.sending:
                 continue
             events = self._events_of(message["targetId"], root)
             if events is not None and recorded(events, message["id"]):
@@ -150,7 +163,8 @@ class Mailbox:
         """A member left ``provisioning`` by a crash is active when its log shows a continuable child
         of this Lead on its provider that accepted a prompt, and failed otherwise (as dsh reconciles)."""
         for member in list(self.service.state(root).members.values()):
-            if member["phase"] != "provisioning" or self.ctx.agents.get(member["id"]) is not None:
+            if member["phase"] != "provisioning" or member["id"] in self.service.creating \
+                    or self.ctx.agents.get(member["id"]) is not None:
                 continue
             phase, error = "failed", "provisioning did not leave a resumable child Session"
             try:

@@ -9,6 +9,7 @@ schema = {"type": "object", "default": {}, "properties": {
     "maxTasks": {"type": "integer", "minimum": 1, "default": 256},
     "maxPendingMessagesPerMember": {"type": "integer", "minimum": 1, "default": 64},
     "maxMessageBytes": {"type": "integer", "minimum": 1, "default": 65_536},
+    "disposalTimeoutMs": {"type": "integer", "minimum": 1, "default": 5_000},
 }}
 
 

@@ -20,7 +20,8 @@ from .fold import TEAM_EVENTS, TeamState, apply_event
 from .mailbox import Mailbox
 
 MEMBER_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-DEFAULTS = {"maxMembers": 8, "maxTasks": 256, "maxPendingMessagesPerMember": 64, "maxMessageBytes": 65_536}
+DEFAULTS = {"maxMembers": 8, "maxTasks": 256, "maxPendingMessagesPerMember": 64, "maxMessageBytes": 65_536,
+            "disposalTimeoutMs": 5_000}
 
 
 class TeamService:
@@ -32,6 +33,9 @@ class TeamService:
         self.recovering: dict[str, asyncio.Task] = {}   # lead id -> its one recovery pass
         self.mailbox = Mailbox(self)
         self.folds: dict[str, tuple] = {}                # lead id -> (log length, events, TeamState)
+        self.creating: set[str] = set()                  # member ids whose spawn is under way here
+        self.admitted: set[asyncio.Task] = set()         # spawns and sends admitted before disposal
+        self.closed = False                              # the row is being unloaded or reloaded
         ctx.on("agent/status", self._on_status)
 
     # ---- journal -------------------------------------------------------------------------------
@@ -118,6 +122,9 @@ class TeamService:
 
     # ---- roster --------------------------------------------------------------------------------
     async def spawn_teammate(self, caller, request: dict) -> dict:
+        return await self._admit(self._spawn(caller, request))
+
+    async def _spawn(self, caller, request: dict) -> dict:
         found = self.membership(caller)
         if found["role"] != "lead":
             raise TeamError("only the Team Lead can create teammates", "TEAM_LEAD_REQUIRED")
@@ -135,14 +142,17 @@ class TeamService:
                 raise TeamError(f'teammate name "{name}" was already used in this Team', "TEAM_MEMBER_NAME_TAKEN")
             if len(state.members) >= self.config["maxMembers"]:
                 raise TeamError(f'Team member limit {self.config["maxMembers"]} reached', "TEAM_MEMBER_LIMIT")
+            self.creating.add(member["id"])         # the recovery pass leaves it to this call
             self.commit(root, "team/member", {"member": member})
         try:
             await self.ctx.subagents.start_continuable({
                 "provider": member["provider"], "label": member["description"], "childId": member["id"],
                 "request": {"prompt": request["prompt"], "parent": root}})
-        except Exception as exc:
+        except Exception as exc:    # a cancelled spawn stays provisioning: recovery decides from the log
             await self.settle_member(root, {**member, "phase": "failed", "error": str(exc)})
             raise
+        finally:
+            self.creating.discard(member["id"])
         active = {**member, "phase": "active"}
         await self.settle_member(root, active)
         live = self.ctx.agents.get(member["id"])
@@ -206,7 +216,7 @@ class TeamService:
 
     # ---- mailbox and activity ------------------------------------------------------------------
     async def send_message(self, caller, request: dict) -> dict:
-        return await self.mailbox.send(self.membership(caller), caller, request)
+        return await self._admit(self.mailbox.send(self.membership(caller), caller, request))
 
     async def wait_for_change(self, caller, timeout_ms) -> dict:
         team_id = self.membership(caller)["id"]
@@ -227,14 +237,49 @@ class TeamService:
 
     def schedule_recovery(self, root) -> None:
         """Once per Lead and process: settle provisioning members, retry undelivered mail."""
-        if root.id not in self.recovering:
+        if root.id not in self.recovering and not self.closed:
             self.recovering[root.id] = asyncio.ensure_future(self.mailbox.recover(root))
 
+    # ---- unloading ------------------------------------------------------------------------------
+    async def _admit(self, operation):
+        if self.closed:
+            operation.close()
+            raise TeamError("Agent Teams service is disposing", "TEAM_DISPOSED")
+        task = asyncio.ensure_future(operation)
+        self.admitted.add(task)
+        task.add_done_callback(self.admitted.discard)
+        return await task
+
     async def drain(self) -> None:
-        tasks = list(self.recovering.values())
-        for task in tasks:
+        """The row is unloaded, or reloaded with another config (dsh's ``disposeRuntime``): admission
+        closes, recovery passes stop, admitted spawns and sends finish, then every live teammate is
+        stopped through ``drainContinuableChildren``. Each settles ``aborted`` and its Lead receives
+        the usual settlement notice; roster, board and mailbox stay in the Lead's log for the next
+        service. Each wait is bounded by ``disposalTimeoutMs``."""
+        self.closed = True
+        recovering = list(self.recovering.values())
+        for task in recovering:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*recovering, return_exceptions=True)
+        limit = self.config["disposalTimeoutMs"] / 1000
+        if self.admitted:
+            await asyncio.wait(list(self.admitted), timeout=limit)
+        for root, child_ids in self.live_teammates().items():
+            await asyncio.wait_for(self.ctx.subagents.drain_continuable_children(root, child_ids), limit)
+
+    def live_teammates(self) -> dict:
+        """Each live Lead with the ids of its live roster children."""
+        out: dict = {}
+        for agent in list(self.ctx.agents.live.values()):
+            root_id = (agent.session.header or {}).get("parentSession")
+            root = self.ctx.agents.get(root_id) if root_id else None
+            try:
+                member = root is not None and agent.id in self.state(root).members
+            except Exception:  # noqa: BLE001 - a Lead whose log is refused has no roster to stop
+                member = False
+            if member:
+                out.setdefault(root, []).append(agent.id)
+        return out
 
 
 def _present(key: str, value) -> dict:
