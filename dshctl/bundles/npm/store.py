@@ -165,7 +165,8 @@ class NpmStore:
 
         with file_lock(self.lock_path, timeout=600, what="the package store"):
             self.clean_scratch()  # scratch only exists under the lock: a killed run's
-            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+            for sub in ("tmp", "tarballs", "trees"):  # once, not per package
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
             scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
             try:
                 # Download, check and unpack in threads (network and file creation overlap);
@@ -224,8 +225,6 @@ class NpmStore:
     def _add(self, want: Wanted, tgz: Path, unpacked: Path, scripts: dict,
              files: dict[str, str]) -> StoredTree:
         key = self._key(want)
-        for sub in ("tarballs", "trees"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.faults.before_write(f"store tarball {want.name}")
         os.replace(tgz, self.root / "tarballs" / f"{key}.tgz")  # same filesystem: a rename
         final = self.root / "trees" / key
