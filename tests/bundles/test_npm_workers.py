@@ -62,3 +62,17 @@ def test_leaving_a_with_block_runs_every_job():
     with Workers(1, "t") as pool:
         jobs = [pool.submit(time.sleep, 0.001) for _ in range(10)]
     assert all(j._done.is_set() for j in jobs)
+
+
+def test_a_pool_nobody_shut_down_still_lets_the_process_exit_after_its_running_job():
+    import subprocess
+    import sys
+
+    script = ("import time\n"
+              "from dshctl.bundles.npm.workers import Workers\n"
+              "pool = Workers(1, 't')\n"
+              "pool.submit(lambda: (time.sleep(0.3), print('ran', flush=True)))\n"
+              "for _ in range(5): pool.submit(print, 'never')\n"
+              "time.sleep(0.05)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and out.stdout.split() == ["ran"], out

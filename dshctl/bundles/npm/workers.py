@@ -12,7 +12,16 @@ nobody shut down cannot hold the exit up).
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import deque
+
+_live: "weakref.WeakSet[Workers]" = weakref.WeakSet()  # pools to stop at exit, not kept alive
+_hooked: list[bool] = []
+
+
+def _stop_all() -> None:
+    for pool in list(_live):
+        pool.shutdown()
 
 
 class Cancelled(Exception):
@@ -62,9 +71,11 @@ class Workers:
         self._threads: list[threading.Thread] = []
         self._idle = 0
         self._closed = False
+        _live.add(self)
         hook = getattr(threading, "_register_atexit", None)  # what concurrent.futures uses
-        if hook is not None:
-            hook(self.shutdown)
+        if hook is not None and not _hooked:
+            _hooked.append(True)
+            hook(_stop_all)
 
     def submit(self, fn, *args) -> Job:
         job = Job(lambda: fn(*args))
