@@ -2,6 +2,7 @@
 `dsh plugin add` runs), against the same registry on 127.0.0.1. Run on demand:
 
     .venv/bin/python benchmarks/bench_npm_install.py [--rounds 3] [--variant both] [--floor]
+        [--baseline DIR]
 
 pnpm is installed with npm into a scratch directory (never by the suite). Cold: a fresh home / a
 fresh pnpm store and cache. Warm: a new profile (project) with the store (and pnpm's metadata
@@ -9,7 +10,9 @@ cache) left by the cold run. CPU is user+sys of the whole process tree (RUSAGE_C
 time to exit. Two registries run side by side, one sending registry.npmjs.org's caching headers
 (``Cache-Control: public, max-age=300``, ETag, Last-Modified) and one sending no Cache-Control at
 all; the rounds alternate between them. Target (issue 30): dshctl's CPU <= pnpm's, cold and warm,
-in both; each is printed with met / not met, next to the load average.
+in both; each is printed with met / not met, next to the load average. ``--baseline DIR`` also
+runs the dshctl of another tree (``git archive main | tar -x -C DIR``), interleaved with this one,
+against the same registries: before/after figures from one run.
 
 dshctl's modules are byte-compiled first (``compileall``), as pip does when it installs dshctl: with
 ``PYTHONDONTWRITEBYTECODE`` set (as on the shared machine) every run would otherwise compile them
@@ -89,8 +92,10 @@ def install_pnpm(scratch: Path) -> Path:
     return scratch / "node_modules" / ".bin" / "pnpm"
 
 
-def run_dshctl(base: Path, url: str, registry: str, home: Path, profile: str):
+def run_dshctl(base: Path, url: str, registry: str, home: Path, profile: str, tree: Path | None = None):
     env = {**ENV, "DSH_HOME": str(home), "npm_config_registry": registry, "HOME": str(base)}
+    if tree is not None:  # another tree's dshctl (the venv's packages, that tree's own code)
+        env["PYTHONPATH"] = str(tree)
     return measure([sys.executable, "-m", "dshctl", "plugin", "--profile", profile, "add", url],
                    base, env)
 
@@ -165,17 +170,26 @@ VARIANTS = {"npm headers": 300, "no cache headers": None}  # Cache-Control max-a
 
 
 def one_round(base: Path, r: int, pnpm: Path, url: str, variant: str, server: Server,
-              rows: dict[str, list[tuple[float, float]]]) -> None:
+              rows: dict[str, list[tuple[float, float]]], baseline: Path | None = None) -> None:
     """Cold then warm, dshctl then pnpm: the warm add follows its cold add within seconds, as a
     user's second `plugin add` does."""
     reg = server.registry.url
     tag = variant.replace(" ", "-")
     home = base / f"home-{tag}{r}"
     store = base / f"pnpm-store-{tag}{r}"
+    def baseline_pair() -> None:  # before or after this tree's, alternating between rounds
+        old = base / f"home-base-{tag}{r}"
+        rows[f"{variant}|baseline cold"].append(run_dshctl(base, url, reg, old, "web", baseline))
+        rows[f"{variant}|baseline warm"].append(run_dshctl(base, url, reg, old, "second", baseline))
+
+    if baseline is not None and r % 2:
+        baseline_pair()
     rows[f"{variant}|dshctl cold"].append(run_dshctl(base, url, reg, home, "web"))
     rows[f"{variant}|pnpm cold"].append(run_pnpm(pnpm, base, url, reg, store, base / f"proj-{tag}{r}a"))
     rows[f"{variant}|dshctl warm"].append(run_dshctl(base, url, reg, home, "second"))
     rows[f"{variant}|pnpm warm"].append(run_pnpm(pnpm, base, url, reg, store, base / f"proj-{tag}{r}b"))
+    if baseline is not None and not r % 2:
+        baseline_pair()
 
 
 def main() -> None:
@@ -185,8 +199,13 @@ def main() -> None:
                         help="which caching headers the registry sends (default: both, interleaved)")
     parser.add_argument("--floor", action="store_true",
                         help="also measure the costs no plugin add can avoid (interpreter, imports, git)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a tree (e.g. main via git archive) whose dshctl runs interleaved too")
     args = parser.parse_args()
     compileall.compile_dir(ROOT / "dshctl", quiet=1)
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
+        compileall.compile_dir(args.baseline / "dshctl", quiet=1)
     base = Path(tempfile.mkdtemp(prefix="bench-npm-"))
     variants = list(VARIANTS) if args.variant == "both" else [args.variant]
     servers = {v: Server(Registry(max_age=VARIANTS[v])) for v in variants}
@@ -201,10 +220,11 @@ def main() -> None:
         print(f"pnpm {version.strip()}, 20 npm dependencies, {tarballs} tarballs served, "
               f"{args.rounds} rounds, registries: {', '.join(variants)} (interleaved)")
         rows: dict[str, list[tuple[float, float]]] = {
-            f"{v}|{k}": [] for v in variants for k in ("dshctl cold", "pnpm cold", "dshctl warm", "pnpm warm")}
+            f"{v}|{k}": [] for v in variants for k in ("dshctl cold", "pnpm cold", "dshctl warm", "pnpm warm")
+            + (("baseline cold", "baseline warm") if args.baseline else ())}
         for r in range(args.rounds):
             for v in (variants if r % 2 == 0 else variants[::-1]):
-                one_round(base, r, pnpm, url, v, servers[v], rows)
+                one_round(base, r, pnpm, url, v, servers[v], rows, args.baseline)
         med = {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v))
                for k, v in rows.items()}
         print(f"{'':32} {'CPU s':>8} {'wall s':>8}")
@@ -218,6 +238,10 @@ def main() -> None:
                 (d_cpu, d_wall), (p_cpu, p_wall) = med[f"{v}|dshctl {phase}"], med[f"{v}|pnpm {phase}"]
                 print(f"{v}, {phase}: dshctl/pnpm CPU {d_cpu / p_cpu:.2f} (target <= 1.00: "
                       f"{'met' if d_cpu <= p_cpu else 'not met'}), wall {d_wall / p_wall:.2f}")
+                if args.baseline is not None:
+                    b_cpu = med[f"{v}|baseline {phase}"][0]
+                    print(f"{v}, {phase}: baseline/pnpm CPU {b_cpu / p_cpu:.2f}, "
+                          f"this tree/baseline CPU {d_cpu / b_cpu:.2f}")
     finally:
         for server in servers.values():
             server.close()

@@ -54,8 +54,6 @@ def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
     the same) and hand the file to the store's normal check-and-extract path."""
     import base64
     import hashlib
-    from concurrent.futures import Future
-
     from dshctl.bundles.npm.registry import FetchFailed
 
     if ctx.offline:
@@ -72,9 +70,9 @@ def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     integrity = "sha512-" + base64.b64encode(digest.digest()).decode()
-    done: Future = Future()
-    done.set_result(tgz)
-    ctx.store._early[integrity] = done  # the store checks and extracts it like any download
+    from dshctl.bundles.npm.workers import Job
+
+    ctx.store._early[integrity] = Job.finished(tgz)  # the store checks and extracts it like any download
     return RegistryPick("0.0.0", spec.raw, integrity)
 
 

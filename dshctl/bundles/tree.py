@@ -69,24 +69,53 @@ def copy_tree(src: Path, dest: Path) -> None:
     """Copy a package out of the store; links are copied as links, never followed. The copy's files
     are the profile's own (writable, see ``clone_file``): nothing done to them reaches the store."""
     shutil.copytree(src, dest, symlinks=True,
-                    copy_function=lambda s, d: clone_file(s, d, os.stat(s).st_mode))
+                    copy_function=lambda s, d: clone_file(s, d))
+
+
+_umask: list[int] = []
+
+
+def umask() -> int | None:
+    """The process's umask, read without changing it (``os.umask`` can only set it, which would
+    race with threads creating files); None where ``/proc`` does not tell. Files created with a
+    mode the umask leaves whole need no ``fchmod`` (one syscall less for each of ~900 files).
+    Read once per process: dshctl never changes its umask (``safe_fs`` restores it at once)."""
+    if not _umask:
+        try:
+            with open("/proc/self/status", "rb") as fh:
+                line = next(ln for ln in fh if ln.startswith(b"Umask:"))
+            _umask.append(int(line.split()[1], 8))
+        except (OSError, StopIteration, ValueError, IndexError):
+            _umask.append(-1)
+    return None if _umask[0] < 0 else _umask[0]
+
+
+def create_mode_is_exact(mode: int) -> bool:
+    """True when ``os.open(..., O_CREAT, mode)`` gives exactly ``mode``."""
+    mask = umask()
+    return mask is not None and not mode & mask
 
 
 _FICLONE = 0x40049409  # linux/fs.h: share the blocks, copy-on-write (btrfs, XFS, bcachefs, …)
 _reflink_works = [True]  # set False after the first "not supported here": one failed ioctl per run
 
 
-def clone_file(src: str, dst: str, mode: int) -> None:
+def clone_file(src: str, dst: str) -> None:
     """A copy of ``src`` at ``dst`` that shares nothing writable with it: a reflink where the file
     system has them (blocks shared until either side writes), else an in-kernel copy. The copy
-    is writable by its owner even though store files are read-only."""
+    has ``src``'s permission bits and is writable by its owner even though store files are
+    read-only."""
     fd_in = os.open(src, os.O_RDONLY)
     try:
-        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        st = os.fstat(fd_in)
+        mode = (st.st_mode & 0o777) | 0o200
+        exact = create_mode_is_exact(mode)
+        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if exact else 0o600)
         try:
             if not _reflink(fd_in, fd_out):
-                _copy_bytes(fd_in, fd_out, os.fstat(fd_in).st_size)
-            os.fchmod(fd_out, (mode & 0o777) | 0o200)
+                _copy_bytes(fd_in, fd_out, st.st_size)
+            if not exact:
+                os.fchmod(fd_out, mode)
         finally:
             os.close(fd_out)
     finally:

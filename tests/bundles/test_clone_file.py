@@ -31,7 +31,7 @@ def test_a_clone_is_an_independent_writable_copy(tmp_path, targets, size):
     for where in targets:
         where.mkdir(exist_ok=True)
         dst = where / "copy"
-        tree.clone_file(str(src), str(dst), os.stat(src).st_mode)
+        tree.clone_file(str(src), str(dst))
         assert dst.read_bytes() == data
         st = dst.stat()
         assert st.st_mode & 0o777 == 0o755 and st.st_nlink == 1
@@ -40,7 +40,7 @@ def test_a_clone_is_an_independent_writable_copy(tmp_path, targets, size):
             f.write(b"profile edit")
         assert src.read_bytes() == data
         with pytest.raises(FileExistsError):  # never over an existing file
-            tree.clone_file(str(src), str(dst), 0o444)
+            tree.clone_file(str(src), str(dst))
 
 
 def test_make_read_only_leaves_directories_writable(tmp_path):
@@ -54,3 +54,35 @@ def test_make_read_only_leaves_directories_writable(tmp_path):
     assert (tmp_path / "t/run").stat().st_mode & 0o777 == 0o555
     assert (tmp_path / "t/sub").stat().st_mode & 0o200
     assert os.readlink(tmp_path / "t/link") == "sub/a.js"
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o277, 0])
+def test_store_files_and_their_copies_get_their_modes_whatever_the_umask(tmp_path, mask):
+    """Files are created with their final mode when the umask leaves it whole (no fchmod) and
+    chmod-ed otherwise: either way the store's are 0444/0555 and the copies 0644/0755."""
+    import io
+    import subprocess
+    import sys
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, mode in (("package/run.sh", 0o755), ("package/lib/a.js", 0o600)):
+            info = tarfile.TarInfo(name)
+            info.mode, info.size = mode, 2
+            tar.addfile(info, io.BytesIO(b"x\n"))
+    (tmp_path / "p.tgz").write_bytes(buf.getvalue())
+    script = (f"import os; os.umask({mask})\n"
+              "from pathlib import Path\n"
+              "from dshctl.bundles.limits import Limits\n"
+              "from dshctl.bundles.npm.extract import extract\n"
+              "from dshctl.bundles.tree import clone_file\n"
+              f"root = Path({str(tmp_path)!r})\n"
+              "extract(root / 'p.tgz', root / 'store', what='p@1', limits=Limits())\n"
+              "for name in ('run.sh', 'a.js'):\n"
+              "    sub = 'lib/' if name == 'a.js' else ''\n"
+              "    clone_file(str(root / 'store' / (sub + name)), str(root / ('copy-' + name)))\n")
+    subprocess.run([sys.executable, "-c", script], check=True)
+    mode = lambda p: os.stat(tmp_path / p).st_mode & 0o7777  # noqa: E731
+    assert mode("store/run.sh") == 0o555 and mode("store/lib/a.js") == 0o444
+    assert mode("copy-run.sh") == 0o755 and mode("copy-a.js") == 0o644

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from dshctl.bundles.limits import Limits, TooLarge
 from dshctl.bundles.npm.extract import extract
+from dshctl.bundles.tree import file_digests
 
 NAMES = st.sampled_from(["a", "b", "lib", "x.js", "index.js", "d"])
 MEMBERS = st.lists(st.tuples(st.lists(NAMES, min_size=1, max_size=3).map("/".join),
@@ -100,3 +101,43 @@ def test_a_tarball_inflating_past_the_limits_is_refused_while_streaming(tmp_path
     assert not (tmp_path / "a").exists()
     extract(data, tmp_path / "b", what="bomb@1.0.0", limits=Limits())
     assert (tmp_path / "b" / "big.bin").stat().st_size == 3 * 1024 * 1024
+
+
+LINKED = st.lists(st.tuples(st.lists(NAMES, min_size=1, max_size=3).map("/".join),
+                            st.sampled_from(["file", "dir", "link", "hardlink"]),
+                            st.binary(max_size=300), st.sampled_from([0o644, 0o755]),
+                            st.sampled_from(["x.js", "a", "lib/x.js", "../x.js", "."])), max_size=25)
+
+
+def linked_tarball(members) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, kind, data, mode, target in members:
+            info = tarfile.TarInfo("package/" + path)
+            info.mode = mode
+            if kind in ("link", "hardlink"):
+                info.type = tarfile.SYMTYPE if kind == "link" else tarfile.LNKTYPE
+                info.linkname = target if kind == "link" else "package/" + target
+                tar.addfile(info)
+            elif kind == "dir":
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return gzip.compress(buf.getvalue())
+
+
+@settings(max_examples=200, deadline=None)
+@given(LINKED)
+def test_the_digests_extract_returns_are_those_of_the_tree_it_wrote(tmp_path_factory, members):
+    """The store records extract's digests instead of reading the files back: they must be what
+    `plugin verify` computes from the tree, through replaced members, links and dropped hard links."""
+    dest = tmp_path_factory.mktemp("x") / "pkg"
+    try:
+        returned = extract(linked_tarball(members), dest, what="pkg@1.0.0", limits=Limits())
+    except Exception:  # noqa: BLE001 - refused (a link out, through a link, a file as a directory)
+        assert not dest.exists()
+        return
+    assert returned == file_digests(dest)
+    assert list(returned) == sorted(returned)

@@ -90,5 +90,5 @@ def _copy_tree(src: str, dst: str) -> None:
             elif entry.is_dir():
                 _copy_tree(entry.path, target)
             else:
-                clone_file(entry.path, target, entry.stat().st_mode)
+                clone_file(entry.path, target)
     os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))

@@ -8,7 +8,7 @@ refused with a hint.
 """
 from __future__ import annotations
 
-import platform
+import os
 import sys
 
 from dshctl.bundles.semver import InvalidRange, InvalidVersion, Range, Version
@@ -23,7 +23,12 @@ class NoMatch(Exception):
 
 def _node_platform() -> tuple[str, str]:
     os_name = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform, sys.platform)
-    machine = platform.machine().lower()
+    if hasattr(os, "uname"):  # what platform.machine() reads on POSIX, without importing it
+        machine = os.uname().machine.lower()
+    else:
+        import platform
+
+        machine = platform.machine().lower()
     arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64",
             "i686": "ia32", "i386": "ia32", "armv7l": "arm"}.get(machine, machine)
     return os_name, arch

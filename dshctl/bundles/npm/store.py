@@ -30,7 +30,6 @@ from dshctl.bundles.npm.registry import FetchFailed, Registry, TooBig
 from dshctl.bundles.npm.scripts import install_scripts
 from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
 from dshctl.bundles.transaction import Faults
-from dshctl.bundles.tree import file_digests
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
 
@@ -59,7 +58,7 @@ class NpmStore:
         self.faults = faults or Faults()
         self.limits = limits or Limits()
         self._early: dict = {}  # integrity -> Future of a download started during resolution
-        self._early_pool = None  # a ThreadPoolExecutor once a download starts
+        self._early_pool = None  # a workers.Workers once a download starts
         self._early_dir: Path | None = None  # where early downloads stream to
 
     def download_early(self, registry: Registry, want: Wanted) -> None:
@@ -70,9 +69,9 @@ class NpmStore:
         if want.integrity in self._early or self.get(want) is not None:
             return
         if self._early_pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+            from dshctl.bundles.npm.workers import Workers
 
-            self._early_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="early")
+            self._early_pool = Workers(8, "early")
         dest = self._download_dir() / f"{len(self._early)}.tgz"
         self._early[want.integrity] = self._early_pool.submit(
             lambda: (registry.tarball_to(want.resolved, dest), dest)[1])
@@ -85,7 +84,7 @@ class NpmStore:
 
     def close(self) -> None:
         if self._early_pool is not None:
-            self._early_pool.shutdown(wait=True, cancel_futures=True)
+            self._early_pool.shutdown()
             self._early_pool = None
         self._early.clear()
         if self._early_dir is not None:
@@ -137,8 +136,7 @@ class NpmStore:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="check-", dir=self.root / "tmp"))
         try:
-            extract(tgz, scratch / "t", what=tgz.name, limits=self.limits)
-            return file_digests(scratch / "t")
+            return extract(tgz, scratch / "t", what=tgz.name, limits=self.limits)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -167,14 +165,15 @@ class NpmStore:
 
         with file_lock(self.lock_path, timeout=600, what="the package store"):
             self.clean_scratch()  # scratch only exists under the lock: a killed run's
-            (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+            for sub in ("tmp", "tarballs", "trees"):  # once, not per package
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
             scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
             try:
                 # Download, check and unpack in threads (network and file creation overlap);
                 # move into the store in order, in this thread (each move is a counted write).
-                from concurrent.futures import ThreadPoolExecutor
+                from dshctl.bundles.npm.workers import Workers
 
-                with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
+                with Workers(8, "tarball") as pool:
                     jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
                             for i, w in enumerate(missing.values())]
                     for done, (want, job) in enumerate(jobs, 1):
@@ -218,16 +217,14 @@ class NpmStore:
                               "or altered tarball; nothing was installed") from None
         from dshctl.bundles.npm.extract import extract  # tarfile: only when there is one
 
-        extract(tgz, dest, what=what, limits=self.limits)
         # each file's digest as it came out of the checked tarball: what `plugin verify` and
         # `plugin store verify` compare placed and stored files with
-        return tgz, install_scripts(dest), file_digests(dest)
+        files = extract(tgz, dest, what=what, limits=self.limits)
+        return tgz, install_scripts(dest), files
 
     def _add(self, want: Wanted, tgz: Path, unpacked: Path, scripts: dict,
              files: dict[str, str]) -> StoredTree:
         key = self._key(want)
-        for sub in ("tarballs", "trees"):
-            (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.faults.before_write(f"store tarball {want.name}")
         os.replace(tgz, self.root / "tarballs" / f"{key}.tgz")  # same filesystem: a rename
         final = self.root / "trees" / key
