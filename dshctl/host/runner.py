@@ -370,8 +370,8 @@ async def run_host(options: HostOptions, log: HostLog) -> int:
             await host.serve()
             for companion in options.companions:
                 await companion.start(host)
-            from .gc_policy import freeze_boot_heap
-            freeze_boot_heap()    # full collections no longer walk the boot's objects (tokens wait less)
+            from dshctl.core.gcpause import freeze_settled_heap
+            freeze_settled_heap()    # full collections no longer walk the boot's objects (tokens wait less)
             await host.wait()
         finally:
             for companion in reversed(options.companions):

@@ -8,7 +8,6 @@ client that prefers UTF-8 or UTF-32 still gets (and must send) UTF-16.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +20,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from dshctl import __version__
+from dshctl.core.gcpause import freeze_settled_heap
 from dshctl.lsp import complete as completion
 from dshctl.lsp import diagnostics, hover, navigate
 from dshctl.lsp.positions import from_utf16_column, lines_of
@@ -116,8 +116,7 @@ class Linter:
             if not self._modules_frozen:  # once: what the first finding of each kind would import
                 for name in ("cordis.yml", "cordis.patch.yml"):
                     diagnostics.findings(Path(name), WARM_UP)
-            gc.collect()
-            gc.freeze()
+            freeze_settled_heap()
             self._modules_frozen = len(sys.modules)
 
 

@@ -1,11 +1,11 @@
-"""``host run`` freezes its boot heap (dshctl/host/gc_policy.py): the boot's garbage is collected
+"""``host run`` freezes its boot heap (dshctl/core/gcpause.py): the boot's garbage is collected
 first (a cycle is not kept forever), and what survives leaves the collector's generations."""
 from __future__ import annotations
 
 import gc
 import weakref
 
-from dshctl.host.gc_policy import freeze_boot_heap
+from dshctl.core.gcpause import freeze_settled_heap
 
 
 class Node:
@@ -18,7 +18,7 @@ def test_the_boot_heap_is_frozen_after_its_garbage_is_collected():
     gone = weakref.ref(garbage)
     del garbage
     try:
-        frozen = freeze_boot_heap()
+        frozen = freeze_settled_heap()
         assert gone() is None              # collected before the freeze, not frozen forever
         assert frozen == gc.get_freeze_count() > 1000
         assert len(gc.get_objects(generation=2)) < frozen / 10   # full collections skip them now
