@@ -45,6 +45,8 @@ def _value(param: dict):
         return st.integers(param.get("min") or 0, param.get("max") or 10_000).map(str)
     if kind == "float":
         return st.floats(param.get("min") or 0, param.get("max") or 1e6).map(lambda f: f"{f:.3f}")
+    if kind == "home":      # a blank --home is not well formed (typer refuses it)
+        return _WORD.filter(str.strip)
     return _WORD
 
 

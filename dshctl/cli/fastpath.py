@@ -154,8 +154,8 @@ def _convert(param: dict, text: str) -> Any:
     kind = param["type"]
     if kind == "str":
         return text
-    if kind == "path":
-        if not text.strip():   # typer says what is wrong with an empty --home
+    if kind in ("path", "home"):
+        if not text or kind == "home" and not text.strip():   # typer says what is wrong with either
             raise _Decline
         return Path(text)
     if kind in ("int", "float"):

@@ -6,13 +6,13 @@ the command stays on typer rather than behaving differently.
 """
 from __future__ import annotations
 
-import pprint
 from pathlib import Path
 from typing import Any
 
 import click
 import typer.main
 
+from dshctl.cli.common import HomePath
 from dshctl.cli.fastpath import FAST
 
 SPEC_FILE = Path(__file__).with_name("fast_spec.py")
@@ -85,7 +85,7 @@ def _type(where: str, kind: click.ParamType) -> str:
                  and kind.type is None)
         if not plain:
             raise ValueError(f"fast path: {where}: only a plain Path is supported")
-        return "path"
+        return "home" if isinstance(kind, HomePath) else "path"   # --home also refuses a blank value
     if isinstance(kind, click.types.IntParamType):
         return "int"
     if isinstance(kind, click.types.FloatParamType):
@@ -118,7 +118,26 @@ def render_spec(spec: dict) -> str:
     return ('"""The fast path\'s table of root, group and command parameters (cli/fastpath.py).\n\n'
             "Generated from the typer declarations by `python -m dshctl.cli.fastpath_gen`; do not edit.\n"
             '"""\n'
-            f"SPEC = {pprint.pformat(spec, width=100, sort_dicts=True)}\n")
+            f"SPEC = {_rendered(spec, 0)}\n")
+
+
+def _rendered(value: Any, depth: int) -> str:
+    """Mappings and lists that hold parameters one entry a line, each parameter (a mapping of plain
+    values) on one line of its own: the table reads as one row per parameter, sorted, so a
+    regenerated file differs only where a declaration changed."""
+    pad, inner = "    " * depth, "    " * (depth + 1)
+    if isinstance(value, dict) and any(_holds_mappings(v) for v in value.values()):
+        items = [f"{inner}{k!r}: {_rendered(v, depth + 1)}," for k, v in sorted(value.items())]
+        return "{\n" + "\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        return "[\n" + "\n".join(f"{inner}{_rendered(v, depth + 1)}," for v in value) + f"\n{pad}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in sorted(value.items())) + "}"
+    return repr(value)
+
+
+def _holds_mappings(value: Any) -> bool:
+    return isinstance(value, dict) or isinstance(value, list) and any(isinstance(v, dict) for v in value)
 
 
 def write_spec() -> None:
