@@ -70,9 +70,11 @@ def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     integrity = "sha512-" + base64.b64encode(digest.digest()).decode()
-    from dshctl.bundles.npm.workers import Job
+    from concurrent.futures import Future
 
-    ctx.store._early[integrity] = Job.finished(tgz)  # the store checks and extracts it like any download
+    done: Future = Future()
+    done.set_result(tgz)
+    ctx.store._early[integrity] = done  # the store checks and extracts it like any download
     return RegistryPick("0.0.0", spec.raw, integrity)
 
 

@@ -138,9 +138,9 @@ class Resolver:
     @property
     def _pool(self):
         if self._executor is None:
-            from dshctl.bundles.npm.workers import Workers
+            from concurrent.futures import ThreadPoolExecutor
 
-            self._executor = Workers(self._workers, "packument")
+            self._executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="packument")
         return self._executor
 
     def _prefetch(self, manifest: dict) -> None:
@@ -157,7 +157,7 @@ class Resolver:
             return self._resolve(root_manifest)
         finally:
             if self._executor is not None:
-                self._executor.shutdown()
+                self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _resolve(self, root_manifest: dict) -> Resolution:
         root = Node(self.bundle, str(root_manifest.get("version") or "0.0.0"), root_manifest, None)

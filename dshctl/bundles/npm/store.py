@@ -58,7 +58,7 @@ class NpmStore:
         self.faults = faults or Faults()
         self.limits = limits or Limits()
         self._early: dict = {}  # integrity -> Future of a download started during resolution
-        self._early_pool = None  # a workers.Workers once a download starts
+        self._early_pool = None  # a ThreadPoolExecutor once a download starts
         self._early_dir: Path | None = None  # where early downloads stream to
 
     def download_early(self, registry: Registry, want: Wanted) -> None:
@@ -69,9 +69,9 @@ class NpmStore:
         if want.integrity in self._early or self.get(want) is not None:
             return
         if self._early_pool is None:
-            from dshctl.bundles.npm.workers import Workers
+            from concurrent.futures import ThreadPoolExecutor
 
-            self._early_pool = Workers(8, "early")
+            self._early_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="early")
         dest = self._download_dir() / f"{len(self._early)}.tgz"
         self._early[want.integrity] = self._early_pool.submit(
             lambda: (registry.tarball_to(want.resolved, dest), dest)[1])
@@ -84,7 +84,7 @@ class NpmStore:
 
     def close(self) -> None:
         if self._early_pool is not None:
-            self._early_pool.shutdown()
+            self._early_pool.shutdown(wait=True, cancel_futures=True)
             self._early_pool = None
         self._early.clear()
         if self._early_dir is not None:
@@ -171,9 +171,9 @@ class NpmStore:
             try:
                 # Download, check and unpack in threads (network and file creation overlap);
                 # move into the store in order, in this thread (each move is a counted write).
-                from dshctl.bundles.npm.workers import Workers
+                from concurrent.futures import ThreadPoolExecutor
 
-                with Workers(8, "tarball") as pool:
+                with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
                     jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
                             for i, w in enumerate(missing.values())]
                     for done, (want, job) in enumerate(jobs, 1):
