@@ -5,9 +5,23 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .quick_schema import plainly_valid
+from dshctl.core.schemacheck import Unsupported, compile_schemas
 
 _VALIDATORS: dict[int, tuple[dict, Draft202012Validator]] = {}   # id(schema) -> (schema, validator)
+_QUICK: dict[int, tuple[dict, Any]] = {}   # id(schema) -> (schema, its compiled yes/no check or None)
+
+
+def quick_check(schema: dict):
+    """The schema compiled to a yes/no predicate with Draft 2020-12's verdicts (``core.schemacheck``,
+    as lint's schemas are), or None where it uses a keyword the compiler does not know."""
+    cached = _QUICK.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        try:
+            check = compile_schemas({"tool": schema})["tool"]
+        except Unsupported:
+            check = None
+        cached = _QUICK[id(schema)] = (schema, check)    # holding the schema keeps its id from being reused
+    return cached[1]
 
 
 def _validator(schema: dict) -> Draft202012Validator:
@@ -23,7 +37,8 @@ def argument_problem(schema: Any, args: Any) -> str | None:
     """None when ``args`` matches ``schema``; else one line: where (``$.path``) and what is wrong."""
     if not isinstance(schema, dict) or not schema:
         return None
-    if plainly_valid(schema, args):      # the common case, without jsonschema's walk
+    quick = quick_check(schema)
+    if quick is not None and quick(args):   # the common case, without jsonschema's walk
         return None
     error = next(iter(sorted(_validator(schema).iter_errors(args), key=lambda e: list(e.path))), None)
     if error is None:

@@ -30,11 +30,15 @@ _PY_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda x: isinstance(x, str),
     "boolean": lambda x: isinstance(x, bool),
     "null": lambda x: x is None,
-    "number": lambda x: isinstance(x, numbers.Number) and not isinstance(x, bool),
+    "number": lambda x: _is_number(x),
     # Draft 6 and later: 1.0 is an integer
     "integer": lambda x: (isinstance(x, int) and not isinstance(x, bool))
     or (isinstance(x, float) and x.is_integer()),
 }
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, bool)
 
 
 class Unsupported(Exception):
@@ -141,6 +145,21 @@ class _Compiler:
 
     def k_minLength(self, value, schema, resource) -> Check:
         return lambda x: not isinstance(x, str) or len(x) >= value
+
+    def k_maxLength(self, value, schema, resource) -> Check:
+        return lambda x: not isinstance(x, str) or len(x) <= value
+
+    def k_minimum(self, value, schema, resource) -> Check:
+        return lambda x: not _is_number(x) or x >= value
+
+    def k_maximum(self, value, schema, resource) -> Check:
+        return lambda x: not _is_number(x) or x <= value
+
+    def k_minItems(self, value, schema, resource) -> Check:
+        return lambda x: not isinstance(x, list) or len(x) >= value
+
+    def k_maxItems(self, value, schema, resource) -> Check:
+        return lambda x: not isinstance(x, list) or len(x) <= value
 
     def k_pattern(self, value, schema, resource) -> Check:
         search = re.compile(value).search
