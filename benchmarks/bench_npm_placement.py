@@ -68,17 +68,17 @@ def main() -> None:
         os.environ["HOME"] = str(base)
         home = base / "home"
         cold = timed(lambda: Installer(home, "web").add([url]))
-        shipped = layout._copy_tree
+        shipped = layout.copy_tree
         rows: dict[str, list[tuple[float, float]]] = {
             k: [] for k in ("warm add, copies", "warm add, hard links", "verify", "install (no-op)")}
         for r in range(args.rounds):
             for kind, place in (("copies", shipped), ("hard links", _link_tree)):
-                layout._copy_tree = place
+                layout.copy_tree = place
                 try:
                     rows[f"warm add, {kind}"].append(
                         timed(lambda: Installer(home, f"p{r}-{kind[0]}").add([url])))
                 finally:
-                    layout._copy_tree = shipped
+                    layout.copy_tree = shipped
             rows["verify"].append(timed(lambda: verify(home, "web")))
             rows["install (no-op)"].append(timed(lambda: Installer(home, "web").install()))
         from dshctl.bundles.tree import file_digests

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
 
@@ -65,11 +66,24 @@ def diff_digests(expected: dict[str, str], actual: dict[str, str]) -> dict[str, 
     }
 
 
-def copy_tree(src: Path, dest: Path) -> None:
-    """Copy a package out of the store; links are copied as links, never followed. The copy's files
-    are the profile's own (writable, see ``clone_file``): nothing done to them reaches the store."""
-    shutil.copytree(src, dest, symlinks=True,
-                    copy_function=lambda s, d: clone_file(s, d))
+def copy_tree(src: str | Path, dst: str | Path) -> None:
+    """Copy a package (a git bundle or an npm package) out of the store, never by hard links: a hard
+    link shares the inode, so an edit in one profile (and root ignores the store's read-only modes)
+    would change the store and every other profile (docs/bundles.md, "The store"). The copy's files
+    are the profile's own (``clone_file``: a reflink where the file system can). Symbolic links stay
+    links, never followed. Directories get the store's mode, not its times or xattrs
+    (``shutil.copytree``'s copystat per directory was a third of the placing time)."""
+    os.mkdir(dst)
+    with os.scandir(src) as entries:
+        for entry in entries:
+            target = os.path.join(dst, entry.name)
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), target)
+            elif entry.is_dir():
+                copy_tree(entry.path, target)
+            else:
+                clone_file(entry.path, target)
+    os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
 
 
 _umask: list[int] = []

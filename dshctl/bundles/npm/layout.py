@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 from pathlib import Path
 
 from dshctl.bundles.npm.names import is_inside, is_valid_name
 from dshctl.bundles.package import _valid_name
-from dshctl.bundles.tree import clone_file
+from dshctl.bundles.tree import copy_tree
 from dshctl.errors import DshctlError
 
 _SEGMENT = re.compile(r"node_modules/((?:@[^/]+/)?[^/]+)")
@@ -61,7 +60,7 @@ def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
         if os.path.lexists(dest):  # a vendored copy in the bundle's own tree: npm replaces it
             shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
         dest.parent.mkdir(parents=True, exist_ok=True)
-        _copy_tree(str(trees[path]), str(dest))
+        copy_tree(str(trees[path]), str(dest))
 
 
 def _check_placement(root: Path, dest: Path, path: str) -> None:
@@ -73,22 +72,3 @@ def _refuse(path: str, root: Path):
     raise DshctlError(f"refusing to place the npm package path {path!r}: it would land "
                       f"outside {root}", hint="the lock file or the registry metadata is "
                       "hostile or damaged; nothing was placed")
-
-
-def _copy_tree(src: str, dst: str) -> None:
-    """Copies from the store, never hard links: a hard link shares the inode, so an edit in one
-    profile (and root ignores the store's read-only modes) would change the store and every other
-    profile (docs/bundles.md, "The store"). ``clone_file`` reflinks where the file system can.
-    Symbolic links stay links. Directories get the store's mode (not its times or xattrs:
-    ``shutil.copytree``'s copystat per directory was a third of the placing time)."""
-    os.mkdir(dst)
-    with os.scandir(src) as entries:
-        for entry in entries:
-            target = os.path.join(dst, entry.name)
-            if entry.is_symlink():
-                os.symlink(os.readlink(entry.path), target)
-            elif entry.is_dir():
-                _copy_tree(entry.path, target)
-            else:
-                clone_file(entry.path, target)
-    os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
