@@ -187,6 +187,8 @@ def prune(home: Path, *, dry_run: bool = False, lock_timeout: float = 120) -> Pr
     seconds for running installs)."""
     home = Path(home)
     npm, git = NpmStore(home), Store(home)
+    if not npm.root.is_dir() and not git.root.is_dir():
+        return PruneResult([], 0, 0)   # no store: nothing to prune, and no lock files made for it
     with store_use_lock(home, exclusive=True, timeout=lock_timeout), \
             file_lock(npm.lock_path, timeout=600, what="the package store"):
         npm_keys, commits = referenced(home)

@@ -258,3 +258,12 @@ def test_an_edited_git_npm_dependency_is_found_and_repaired(home, repos, npm_env
     code, _out, err = cli(capsys, "plugin", "--profile", "web", "install")
     assert code == 0, err
     assert placed.read_text() == "module.exports = 'gitdep';\n"
+
+
+def test_store_commands_on_a_home_without_a_store_write_nothing(tmp_path, capsys):
+    """A mistyped --home: verify and prune report an empty store and leave no directory or lock behind."""
+    home = tmp_path / "typo"
+    for args in (("verify",), ("prune",), ("prune", "--dry-run")):
+        code, out, _ = cli(capsys, "--home", str(home), "plugin", "store", *args)
+        assert code == 0 and "0" in out
+    assert not home.exists()
