@@ -20,7 +20,9 @@ def test_the_boot_heap_is_frozen_after_its_garbage_is_collected():
     try:
         frozen = freeze_settled_heap()
         assert gone() is None              # collected before the freeze, not frozen forever
-        assert frozen == gc.get_freeze_count() > 1000
+        # the count it returns is the frozen heap's; a frozen object freed since (by refcount, any
+        # thread) leaves it, none joins without another freeze
+        assert frozen >= gc.get_freeze_count() > 1000
         assert len(gc.get_objects(generation=2)) < frozen / 10   # full collections skip them now
     finally:
         gc.unfreeze()
