@@ -142,7 +142,7 @@ class Installer:
         tx.step("resolve")
         self._progress("resolving bundles")
         pins = pins or {}
-        registry = RegistryBundles(self, prof, refresh)
+        registry = RegistryBundles(self, prof, refresh, stage=lambda: tx.stage)
         try:
             commits = [registry.resolve(s, pins.get(s.source_key)) if isinstance(s, (RegistrySpec, TarballSpec))
                        else pins.get(s.source_key) or
@@ -161,7 +161,7 @@ class Installer:
             plan.registry = registry.picked.get(plan.spec.source_key)
         tx.step("dependencies")
         outcome = Outcome(prof.name, prof.dir, [], warnings, not prof.exists, self.opts.dry_run)
-        self._dependencies(prof, plans, outcome, exact=exact, refresh=refresh)
+        self._dependencies(tx, prof, plans, outcome, exact=exact, refresh=refresh)
         deps_now = mf.dependencies_of(prof.manifest)
         new_lock = {n: e for n, e in prof.lock.items() if n in deps_now}  # dsh may have removed some
         for plan in plans:
@@ -221,8 +221,8 @@ class Installer:
                               hint="give each package once")
         return plans, warnings
 
-    def _dependencies(self, prof: _Profile, plans: list[_Plan], outcome: Outcome, *,
-                      exact: bool, refresh: bool) -> None:
+    def _dependencies(self, tx: Transaction, prof: _Profile, plans: list[_Plan],
+                      outcome: Outcome, *, exact: bool, refresh: bool) -> None:
         """npm dependencies of each bundle: re-resolved by update and for a new or moved bundle,
         taken from the lock otherwise (install; add of an unchanged bundle)."""
         if not any(p.previous and p.previous.npm or declares_dependencies(p.stored.path)
@@ -232,7 +232,8 @@ class Installer:
 
         ctx = npmdeps.NpmContext(self.home, prof.dir, faults=self.faults, limits=self.opts.limits,
                                  offline=self.opts.offline, progress=self.opts.progress,
-                                 git_store=self.store, refresh=refresh)
+                                 git_store=self.store, refresh=refresh,
+                                 unpack_root=lambda: tx.stage)
         try:
             for i, plan in enumerate(plans, 1):
                 prev = plan.previous
@@ -343,9 +344,10 @@ class Installer:
             tree = tx.stage_copy(plan.stored.path, f"{i}")
             if plan.npm is not None and plan.npm.trees:
                 from dshctl.bundles.npm.layout import populate
+                from dshctl.bundles.npm.store import NpmStore
 
                 self._progress(f"placing {len(plan.npm.trees)} npm packages for {plan.info.name}")
-                populate(tree, plan.npm.trees)
+                populate(tree, plan.npm.trees, NpmStore(self.home, self.faults, self.opts.limits))
             staged.append((plan.info.name, tree))
         tx.step("place")
         for i, (name, tree) in enumerate(staged):

@@ -42,8 +42,9 @@ def registry_lookup(profile_dir: Path, home: Path):
 class RegistryBundles:
     """The registry bundles of one run: one npm context (config, HTTP client, npm store)."""
 
-    def __init__(self, installer, prof, refresh: bool):
+    def __init__(self, installer, prof, refresh: bool, stage=None):
         self.installer, self.prof, self.refresh = installer, prof, refresh
+        self.stage = stage  # the transaction's staging area (a callable), where tarballs unpack
         self.ctx = None
         self.picked: dict[str, dict] = {}
         self._tarballs: dict[str, tuple] = {}
@@ -56,7 +57,7 @@ class RegistryBundles:
             self.ctx = npmdeps.NpmContext(inst.home, self.prof.dir, faults=inst.faults,
                                           limits=inst.opts.limits, offline=inst.opts.offline,
                                           progress=inst.opts.progress, git_store=inst.store,
-                                          refresh=self.refresh)
+                                          refresh=self.refresh, unpack_root=self.stage)
         return self.ctx
 
     def resolve(self, spec: RegistrySpec, locked: dict | None) -> None:

@@ -1,6 +1,6 @@
 """A bundle from the npm registry (``add name@range``): pick a version, fetch its tarball into the
-npm store (integrity checked before anything reads it, extracted by the safe extractor) and hand
-the installer the stored tree as it hands it a git tree."""
+npm store (integrity checked before anything reads it, unpacked by the safe extractor into the
+run's staging area) and hand the installer that tree as it hands it a git tree."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -81,8 +81,14 @@ def _first_download(ctx, spec: TarballSpec) -> RegistryPick:
 def fetch(ctx, spec: RegistrySpec, chosen: RegistryPick, tarball: str) -> StoredPackage:
     from dshctl.bundles.npm.store import Wanted
 
+    import tempfile
+    from pathlib import Path
+
     want = Wanted(spec.name, chosen.version, tarball, chosen.integrity, spec.raw)
     stored = ctx.store.ensure_all([want], registry=None if ctx.offline else ctx.registry,
                                   offline=ctx.offline, progress=ctx.progress)[chosen.integrity]
-    files = file_digests(stored.path)
-    return StoredPackage(None, stored.path, tree_hash(files), files, None)
+    # the bundle's tree, unpacked where this run stages (it is read, judged, then placed)
+    tree = Path(tempfile.mkdtemp(prefix="bundle-", dir=ctx.store.unpack_root())) / "package"
+    ctx.store.place(stored, tree)
+    files = stored.files if stored.files is not None else file_digests(tree)
+    return StoredPackage(None, tree, tree_hash(files), files, None)

@@ -1,15 +1,16 @@
 """`plugin store verify` and `plugin store prune`: the shared package store as a whole.
 
-verify re-hashes every entry: an npm tarball against the integrity the registry declared, its
-unpacked tree file by file against the digests recorded when that checked tarball was unpacked;
-a git tree against the digests recorded at fetch and their tree hash. ``repair`` unpacks a damaged
-npm tree again from its (checked) tarball, or drops an entry that cannot be rebuilt, so the next
-install fetches it again.
+verify re-hashes every entry: an npm tarball against the integrity the registry declared, and
+what it unpacks to file by file against the digests its record holds (what every placing of it
+is compared with); a git tree against the digests recorded at fetch and their tree hash.
+``repair`` writes an npm record again from its checked tarball, or drops an entry that cannot be
+rebuilt (a damaged tarball, a git tree), so the next install fetches it again.
 
-prune removes the entries no profile's lock refers to, under the store-use lock held exclusively
-(no install runs meanwhile). Each entry's metadata goes first (an entry counts only with it), all
-of it by rename into scratch space, removed at the end; a killed prune leaves whole entries or
-scratch that the next store writer clears.
+prune removes the entries no profile's lock refers to, and the unpacked trees that stores of
+older dshctl versions kept beside their tarballs (nothing reads them now), under the store-use
+lock held exclusively (no install runs meanwhile). Each entry's metadata goes first (an entry
+counts only with it), all of it by rename into scratch space, removed at the end; a killed prune
+leaves whole entries or scratch that the next store writer clears.
 """
 from __future__ import annotations
 
@@ -96,17 +97,15 @@ def _check_npm(npm: NpmStore, meta_path: Path) -> EntryCheck:
         sri.check_file(tgz, integrity)
     except FileNotFoundError:
         check.problems.append(f"tarball missing: {tgz.name}")
+        return check
     except (OSError, sri.IntegrityError):
         check.problems.append(f"tarball does not match its integrity {integrity[:20]}…")
-    expected = meta.get("files") if isinstance(meta.get("files"), dict) else \
-        npm.files_from_tarball(integrity)
-    tree = npm.root / "trees" / key
-    if expected is None:
-        check.problems.append("no record of the unpacked files, and no intact tarball to rebuild it")
-    elif not tree.is_dir():
-        check.problems.append("unpacked tree missing")
-    else:
-        check.problems += _differences(expected, file_digests(tree))
+        return check
+    unpacked = npm.files_from_tarball(integrity)
+    if unpacked is None:
+        check.problems.append("the tarball cannot be unpacked")
+    elif isinstance(meta.get("files"), dict):  # an older record has none: nothing to disagree
+        check.problems += [f"record {p}" for p in _differences(meta["files"], unpacked)]
     return check
 
 
@@ -142,7 +141,7 @@ def _key(integrity: str) -> str | None:
 
 
 def _repair(npm: NpmStore, git: Store, check: EntryCheck) -> None:
-    """Unpack a damaged npm tree again from its checked tarball; else drop the entry."""
+    """Write a damaged npm record again from its checked tarball; else drop the entry."""
     scratch = _scratch(npm.root / "tmp", "npm-repair-")
     if check.kind == "npm":
         meta_path = npm.root / "trees" / f"{check.key}.json"
@@ -151,20 +150,13 @@ def _repair(npm: NpmStore, git: Store, check: EntryCheck) -> None:
         files = npm.files_from_tarball(integrity) if isinstance(integrity, str) and \
             _key(integrity) == check.key else None
         if files is not None:
-            from dshctl.bundles.npm.extract import extract
             from dshctl.bundles.store import write_unsynced
 
-            tgz = npm.root / "tarballs" / f"{check.key}.tgz"
-            extract(tgz, scratch / "tree", what=tgz.name, limits=npm.limits)
-            _move(meta_path, scratch)  # the entry stops counting until it is whole again
-            tree = npm.root / "trees" / check.key
-            _move(tree, scratch / "old")
-            (scratch / "tree").rename(tree)
             write_unsynced(meta_path, (json.dumps({**meta, "files": files}) + "\n").encode())
-            check.repaired = "unpacked again"
+            check.repaired = "recorded again from its tarball"
         else:
-            _drop([npm.root / "trees" / f"{check.key}.json", npm.root / "trees" / check.key,
-                   npm.root / "tarballs" / f"{check.key}.tgz"], scratch)
+            _drop([meta_path, npm.root / "tarballs" / f"{check.key}.tgz",
+                   npm.root / "trees" / check.key], scratch)
             check.repaired = "removed"
     else:
         _drop([git.packages / f"{check.key}.json", git.packages / check.key], scratch)
@@ -195,14 +187,16 @@ def prune(home: Path, *, dry_run: bool = False, lock_timeout: float = 120) -> Pr
         doomed: list[tuple[str, list[Path]]] = []
         kept = 0
         for meta_path in _metas(npm.root / "trees"):
-            key = meta_path.name[:-len(".json")]
+            key, meta = meta_path.name[:-len(".json")], _read(meta_path)
+            label = f"npm {meta.get('name')}@{meta.get('version')}"
             if key in npm_keys:
                 kept += 1
+                if meta_path.with_suffix("").is_dir():  # what an older dshctl unpacked
+                    doomed.append((f"{label} (the unpacked copy older dshctl versions kept)",
+                                   [meta_path.with_suffix("")]))
                 continue
-            meta = _read(meta_path)
-            doomed.append((f"npm {meta.get('name')}@{meta.get('version')}",
-                           [meta_path, meta_path.with_suffix(""),
-                            npm.root / "tarballs" / f"{key}.tgz"]))
+            doomed.append((label, [meta_path, npm.root / "tarballs" / f"{key}.tgz",
+                                   meta_path.with_suffix("")]))
         for meta_path in _metas(git.packages):
             if meta_path.name[:-len(".json")] in commits:
                 kept += 1

@@ -57,9 +57,10 @@ def test_make_read_only_leaves_directories_writable(tmp_path):
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o277, 0])
-def test_store_files_and_their_copies_get_their_modes_whatever_the_umask(tmp_path, mask):
+def test_unpacked_files_and_copies_get_their_modes_whatever_the_umask(tmp_path, mask):
     """Files are created with their final mode when the umask leaves it whole (no fchmod) and
-    chmod-ed otherwise: either way the store's are 0444/0555 and the copies 0644/0755."""
+    chmod-ed otherwise: either way unpacked npm files are 0644/0755 (npm's), copies of read-only
+    store files (git trees) 0644/0755 too."""
     import io
     import subprocess
     import sys
@@ -78,11 +79,15 @@ def test_store_files_and_their_copies_get_their_modes_whatever_the_umask(tmp_pat
               "from dshctl.bundles.npm.extract import extract\n"
               "from dshctl.bundles.tree import clone_file\n"
               f"root = Path({str(tmp_path)!r})\n"
+              "extract(root / 'p.tgz', root / 'unpacked', what='p@1', limits=Limits())\n"
               "extract(root / 'p.tgz', root / 'store', what='p@1', limits=Limits())\n"
+              "from dshctl.bundles.tree import make_read_only\n"
+              "make_read_only(root / 'store')\n"
               "for name in ('run.sh', 'a.js'):\n"
               "    sub = 'lib/' if name == 'a.js' else ''\n"
               "    clone_file(str(root / 'store' / (sub + name)), str(root / ('copy-' + name)))\n")
     subprocess.run([sys.executable, "-c", script], check=True)
     mode = lambda p: os.stat(tmp_path / p).st_mode & 0o7777  # noqa: E731
-    assert mode("store/run.sh") == 0o555 and mode("store/lib/a.js") == 0o444
+    assert mode("unpacked/run.sh") == 0o755 and mode("unpacked/lib/a.js") == 0o644
+    assert mode("store/run.sh") == 0o555 and mode("store/lib/a.js") == 0o444  # make_read_only
     assert mode("copy-run.sh") == 0o755 and mode("copy-a.js") == 0o644

@@ -60,7 +60,7 @@ def expected(members) -> dict | None:
         else:
             for key in [k for k in tree if k == path or k.startswith(path + "/")]:
                 del tree[key]
-            tree[path] = (data, 0o555 if mode & 0o111 else 0o444)  # store files: read-only
+            tree[path] = (data, 0o755 if mode & 0o111 else 0o644)  # npm's modes
     return tree
 
 

@@ -63,46 +63,97 @@ def test_an_edit_in_one_profile_reaches_neither_the_store_nor_another_profile(ho
     assert code == 0, out
 
 
-def test_store_files_are_read_only_and_profiles_get_copies(home, installed):
-    web = home / "profiles/web"
-    placed = _main_file(web)
-    trees = home / ".dshctl/store/npm/trees"
-    stored = [p for p in trees.rglob(placed.name) if p.is_file()]
-    assert stored
-    assert all(p.stat().st_mode & 0o222 == 0 for p in stored)
-    assert placed.stat().st_nlink == 1 and placed.stat().st_mode & 0o200
-    assert all(p.stat().st_ino != placed.stat().st_ino for p in stored)
+def test_the_store_keeps_checked_tarballs_and_each_profile_its_own_files(home, installed,
+                                                                        capsys):
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", installed.url)
+    assert code == 0, err
+    npm = home / ".dshctl/store/npm"
+    assert [p.name for p in (npm / "trees").iterdir() if p.is_dir()] == []  # records only
+    assert {p.name[:-len(".json")] for p in (npm / "trees").glob("*.json")} == \
+        {p.name[:-len(".tgz")] for p in (npm / "tarballs").glob("*.tgz")}
+    web, work = _main_file(home / "profiles/web"), _main_file(home / "profiles/work")
+    for placed in (web, work):  # the first unpacked by the cold add, the second from the tarball
+        assert placed.stat().st_nlink == 1 and placed.stat().st_mode & 0o777 == 0o644
+    assert web.stat().st_ino != work.stat().st_ino and web.read_bytes() == work.read_bytes()
+
+
+def _old_store_tree(home: Path) -> Path:
+    """What dshctl kept before it placed packages from their tarballs: each entry's tarball
+    unpacked beside its record, read-only (trees/<key>/)."""
+    from dshctl.bundles.limits import Limits
+    from dshctl.bundles.npm.extract import extract
+    from dshctl.bundles.tree import make_read_only
+
+    npm = home / ".dshctl/store/npm"
+    for tgz in (npm / "tarballs").glob("*.tgz"):
+        tree = npm / "trees" / tgz.name[:-len(".tgz")]
+        extract(tgz, tree, what=tgz.name, limits=Limits())
+        make_read_only(tree)
+    return npm / "trees"
 
 
 def test_an_old_hard_linked_install_is_found_and_repaired(home, installed, capsys):
-    """What an older dshctl left: a placed file hard-linked to the store, both edited."""
+    """What an older dshctl left: a placed file hard-linked into the store's unpacked tree, both
+    edited. The profile is repaired from the checked tarball; prune removes the old tree."""
     web = home / "profiles/web"
     placed = _main_file(web)
     original = placed.read_bytes()
-    stored = next(p for p in (home / ".dshctl/store/npm/trees").rglob(placed.name)
-                  if p.read_bytes() == original and p.stat().st_ino != placed.stat().st_ino)
+    trees = _old_store_tree(home)
+    stored = next(p for p in trees.rglob(placed.name) if p.read_bytes() == original)
     placed.unlink()
     os.link(stored, placed)
     os.chmod(stored, 0o644)
-    stored.write_text(EDIT)  # through either name: the store and the profile change together
+    stored.write_text(EDIT)  # through either name: the old tree and the profile change together
 
     code, out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
     assert code == 1 and "linked:" in out and "modified:" in out
     code, out, _ = cli(capsys, "plugin", "store", "verify")
-    assert code == 1
-    bad = [line for line in out.splitlines() if line.startswith("corrupt")]
-    assert len(bad) == 1 and "lib-a@" in bad[0] and f"modified: {placed.name}" in bad[0]
+    assert code == 0 and "0 corrupt" in out, out  # tarballs and records are what counts
 
     code, out, err = cli(capsys, "plugin", "--profile", "web", "install")
     assert code == 0, err
-    assert "unpacked again" in err  # the store entry was rebuilt from its checked tarball
     assert placed.read_bytes() == original and placed.stat().st_nlink == 1
-    assert stored.read_bytes() == original
-    from dshctl.bundles.store_admin import verify as store_verify
-
-    assert [c for c in store_verify(home) if c.problems] == []
     code, _out, _ = cli(capsys, "plugin", "--profile", "web", "verify")
     assert code == 0
+    code, out, _ = cli(capsys, "plugin", "store", "prune")
+    assert code == 0 and "(the unpacked copy older dshctl versions kept)" in out, out
+    assert [p for p in trees.iterdir() if p.is_dir()] == [] and list(trees.glob("*.json"))
+    code, _out, err = cli(capsys, "plugin", "--profile", "web", "install", "--offline")
+    assert code == 0, err
+
+
+def test_a_damaged_stored_tarball_is_downloaded_again_by_the_next_add(home, installed, npm_env,
+                                                                     capsys):
+    tarball = next((home / ".dshctl/store/npm/tarballs").glob("*.tgz"))
+    good = tarball.read_bytes()
+    tarball.write_bytes(good[:-7] + b"garbage")
+    npm_env.requests.clear()
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", installed.url)
+    assert code == 0, err
+    assert [r for r in npm_env.requests if r.startswith("/-/tarballs/")]
+    assert tarball.read_bytes() == good
+    code, out, _ = cli(capsys, "plugin", "--profile", "work", "verify")
+    assert code == 0, out
+
+
+def test_an_edited_record_is_refused_when_placing_and_repaired_by_store_verify(home, installed,
+                                                                             capsys):
+    meta_path = next((home / ".dshctl/store/npm/trees").glob("*.json"))
+    meta = json.loads(meta_path.read_text())
+    first = sorted(meta["files"])[0]
+    meta["files"][first] = "f:" + "0" * 64
+    meta_path.write_text(json.dumps(meta))
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", installed.url)
+    assert code == 1, err
+    assert "does not unpack to the files its record names" in err
+    assert "plugin store verify --repair" in err and "Traceback" not in err
+    assert not (home / "profiles/work/node_modules/dsh-npm").exists()
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 1 and f"record modified: {first}" in out, out
+    code, out, _ = cli(capsys, "plugin", "store", "verify", "--repair")
+    assert code == 0 and "-> recorded again from its tarball" in out, out
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", installed.url)
+    assert code == 0, err
 
 
 def test_store_verify_repair_and_a_missing_tarball(home, installed, capsys):

@@ -16,7 +16,7 @@ from dshctl.bundles.npm.layout import check_path, name_of
 from dshctl.bundles.npm.registry import Registry
 from dshctl.bundles.npm.resolve import Resolver
 from dshctl.bundles.npm.scripts import describe
-from dshctl.bundles.npm.store import NpmStore, StoredTree, Wanted, public_url
+from dshctl.bundles.npm.store import NpmStore, StoredTarball, Wanted, public_url
 from dshctl.bundles.transaction import Faults
 from dshctl.errors import DshctlError
 
@@ -25,10 +25,11 @@ Progress = Callable[[str], None]
 
 @dataclass
 class NpmDeps:
-    """What one bundle's ``node_modules`` holds: lock entries by path, and their stored trees."""
+    """What one bundle's ``node_modules`` holds: lock entries by path, and where each one's files
+    come from (a git dependency's stored tree, or a stored tarball)."""
     bundle: str
     packages: dict[str, dict]  # path -> {"name", "version", "resolved", "integrity", ...}
-    trees: dict[str, Path] = field(default_factory=dict)
+    trees: dict[str, Path | StoredTarball] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)
@@ -38,14 +39,16 @@ class NpmContext:
     """Shared by every bundle of one run: config, one HTTP client, the store."""
 
     def __init__(self, home: Path, profile_dir: Path, *, faults: Faults, limits: Limits,
-                 offline: bool, progress: Progress | None, git_store=None, refresh: bool = False):
+                 offline: bool, progress: Progress | None, git_store=None, refresh: bool = False,
+                 unpack_root: Callable[[], Path] | None = None):
         self.home = home
         self.profile_dir = profile_dir
         self.offline = offline
         self.git_store = git_store  # the bundles' git Store: git dependencies go through it
         self.refresh = refresh
         self.progress = progress
-        self.store = NpmStore(home, faults, limits)
+        # unpack_root: the run's staging area, where downloaded packages are unpacked to be placed
+        self.store = NpmStore(home, faults, limits, unpack_root)
         self._registry: Registry | None = None
 
     @property
@@ -173,15 +176,14 @@ def _fetch(ctx: NpmContext, deps: NpmDeps, tarball_urls: dict[str, str]) -> None
                 deps.scripts.append(describe(e["name"], e["version"], where, scripts))
     wanted = {path: Wanted(e["name"], e["version"], tarball_urls[path], e["integrity"], deps.bundle)
               for path, e in deps.packages.items() if "git" not in e}
-    stored: dict[str, StoredTree] = ctx.store.ensure_all(
+    stored: dict[str, StoredTarball] = ctx.store.ensure_all(
         list(wanted.values()), registry=None if ctx.offline else ctx.registry,
         offline=ctx.offline, progress=ctx.progress)
     for path, want in wanted.items():
-        tree = stored[want.integrity]
-        deps.trees[path] = tree.path
-        if tree.scripts:
+        entry = deps.trees[path] = stored[want.integrity]
+        if entry.scripts:
             where = ctx.profile_dir / "node_modules" / deps.bundle / path
-            deps.scripts.append(describe(want.name, want.version, where, tree.scripts))
+            deps.scripts.append(describe(want.name, want.version, where, entry.scripts))
 
 
 def _git_tree(ctx: NpmContext, bundle: str, entry: dict) -> Path:

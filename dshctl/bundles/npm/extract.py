@@ -3,11 +3,12 @@
 npm tarballs hold one top directory (usually ``package/``) that is stripped. Refused, with the whole
 package: absolute paths, ``..``, a symbolic or hard link pointing out of the package, a member
 written through a link, device files and FIFOs, and anything over the size limits. Modes are
-normalised as npm does (0644, or 0755 when any execute bit is set); owners are ignored.
+normalised as npm does (0644, or 0755 when any execute bit is set); owners are ignored. The files
+are the profile's own: a package is unpacked straight into the place it is installed (store.py).
 
 ``extract`` returns each unpacked file's digest (``tree.file_digests``'s form), taken from the
-bytes it writes: the store records them, and reading back ~460 files just written cost a cold
-add ~10 % of its CPU.
+bytes it writes: the store records them, placing compares them with that record, and reading
+back ~460 files just written cost a cold add ~10 % of its CPU.
 """
 from __future__ import annotations
 
@@ -145,8 +146,8 @@ def _one(tar, member, dest: str, what: str, state: tuple) -> None:
     _dirs(dest, parent, made)
     body = tar.extractfile(member).read()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    mode = 0o555 if member.mode & 0o111 else 0o444  # store files: read-only
-    exact = create_mode_is_exact(mode)  # then created so, no fchmod (writing still works)
+    mode = 0o755 if member.mode & 0o111 else 0o644
+    exact = create_mode_is_exact(mode)  # then created so, no fchmod
     try:
         fd = os.open(target, flags, mode if exact else 0o644)
     except FileExistsError:  # a later member of the same path replaces the earlier one

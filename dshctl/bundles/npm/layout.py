@@ -43,10 +43,11 @@ def name_of(path: str) -> str:
     return _SEGMENT.findall(path)[-1]
 
 
-def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
-    """Copy each stored tree to ``bundle_dir/<path>``, shallow paths first. Every path is checked
-    before anything is written: a path from registry data or a lock lands inside the bundle's
-    ``node_modules`` (no ``..``, no vendored link leading out), or nothing is placed."""
+def populate(bundle_dir: Path, trees: dict, store) -> None:
+    """Put each package at ``bundle_dir/<path>``, shallow paths first: a git dependency's stored
+    tree copied, an npm package unpacked there by ``store`` (an ``NpmStore``). Every path is
+    checked before anything is written: a path from registry data or a lock lands inside the
+    bundle's ``node_modules`` (no ``..``, no vendored link leading out), or nothing is placed."""
     vendored = bundle_dir / "node_modules"
     bad = [path for path in trees if not check_path(path)]
     if bad:
@@ -60,7 +61,11 @@ def populate(bundle_dir: Path, trees: dict[str, Path]) -> None:
         if os.path.lexists(dest):  # a vendored copy in the bundle's own tree: npm replaces it
             shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
         dest.parent.mkdir(parents=True, exist_ok=True)
-        copy_tree(str(trees[path]), str(dest))
+        source = trees[path]
+        if isinstance(source, Path):
+            copy_tree(str(source), str(dest))
+        else:
+            store.place(source, dest)
 
 
 def _check_placement(root: Path, dest: Path, path: str) -> None:

@@ -1,17 +1,23 @@
 """npm tarballs in the content-addressed store, keyed by integrity and shared by all profiles.
 
     store/npm/tarballs/<algo>-<hex>.tgz   the tarball as the registry sent it (checked)
-    store/npm/trees/<algo>-<hex>/         its safe extraction
-    store/npm/trees/<algo>-<hex>.json     {"name", "version", "integrity", "scripts", "files"}:
-                                          written last; "files" maps each path to its digest
-                                          as extracted (tree.file_digests)
+    store/npm/trees/<algo>-<hex>.json     its record, {"name", "version", "integrity", "scripts",
+                                          "files"}: written last; "files" maps each path to its
+                                          digest as unpacked (tree.file_digests's form)
 
-Store files are read-only and profiles get copies of them (layout.populate), so no edit in a
-profile reaches the store; ``plugin store verify`` re-hashes both against these records.
+The store keeps no unpacked copy. A package is unpacked straight into the place it is installed
+(the run's staging area, then the profile), so every profile's files are its own and no edit in a
+profile reaches the store or another profile. A package downloaded by this run is unpacked once,
+into staging, and that tree is moved into place; one already stored is unpacked again from its
+tarball and must come out exactly as its record says (``place``). ``plugin store verify``
+re-checks each tarball against its integrity and its record. (The record's directory is named
+``trees`` because the stores of dshctl 0.x before this kept an unpacked tree beside it;
+``plugin store prune`` removes those.)
 
-A tarball is downloaded (in threads), checked against its integrity, extracted into scratch space
-and inspected there; only a package that passed every check is renamed into the store (under
-``store.lock``), so a refused package never reaches it. A tree counts once its ``.json`` exists.
+A tarball is downloaded (in threads), checked against its integrity, unpacked and inspected;
+only a package that passed every check enters the store (under ``store.lock``), so a refused
+package never reaches it. An entry counts once its record exists and its tarball matches its
+integrity.
 """
 from __future__ import annotations
 
@@ -44,16 +50,25 @@ class Wanted:
     needed_by: str
 
 
-@dataclass(frozen=True)
-class StoredTree:
-    path: Path
+@dataclass
+class StoredTarball:
+    """A checked tarball in the store and its record; ``fresh`` is this run's unpacking of it,
+    not yet placed (the first ``place`` moves it, later ones unpack the tarball again)."""
+    tarball: Path
+    label: str  # name@version, for messages
     scripts: dict[str, str]
-    files: dict[str, str] | None = None  # path -> digest (tree.file_digests) as extracted
+    files: dict[str, str] | None = None  # path -> digest (tree.file_digests), as unpacked
+    fresh: Path | None = None
 
 
 class NpmStore:
-    def __init__(self, home: Path, faults: Faults | None = None, limits: Limits | None = None):
+    def __init__(self, home: Path, faults: Faults | None = None, limits: Limits | None = None,
+                 unpack_root: Callable[[], Path] | None = None):
         self.root = home / ".dshctl" / "store" / "npm"
+        # where this run unpacks what it downloads (the transaction's staging area, on the same
+        # file system as the profile, so placing is a rename); None: in the store's scratch,
+        # for the digests only
+        self.unpack_root = unpack_root
         self.lock_path = home / ".dshctl" / "store" / "store.lock"
         self.faults = faults or Faults()
         self.limits = limits or Limits()
@@ -98,15 +113,21 @@ class NpmStore:
             raise DshctlError(f"{want.name}@{want.version} needed by {want.needed_by}: {exc}",
                               hint="the lock file or the registry metadata is damaged") from None
 
-    def get(self, want: Wanted) -> StoredTree | None:
+    def get(self, want: Wanted) -> StoredTarball | None:
+        """The stored entry, or None when it is missing or its tarball no longer matches its
+        integrity (it is then downloaded again, as if it had never been stored)."""
         key = self._key(want)
-        tree = self.root / "trees" / key
+        tgz = self.root / "tarballs" / f"{key}.tgz"
         try:
             meta = json.loads((self.root / "trees" / f"{key}.json").read_text("utf-8"))
-        except (OSError, ValueError):
+            sri.check_file(tgz, want.integrity)
+        except (OSError, ValueError, sri.IntegrityError):
             return None
-        return StoredTree(tree, meta.get("scripts") or {}, meta.get("files")) \
-            if tree.is_dir() else None
+        files = meta.get("files") if isinstance(meta, dict) else None
+        scripts = meta.get("scripts") if isinstance(meta, dict) else None
+        return StoredTarball(tgz, f"{want.name}@{want.version}",
+                             scripts if isinstance(scripts, dict) else {},
+                             files if isinstance(files, dict) else None)
 
     def recorded_files(self, integrity: str) -> dict[str, str] | None:
         """The digests of the stored tree's files as they came out of the checked tarball; for an
@@ -141,9 +162,9 @@ class NpmStore:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def ensure_all(self, wanted: list[Wanted], *, registry: Registry | None, offline: bool,
-                   progress: Callable[[str], None] | None = None) -> dict[str, StoredTree]:
-        """``integrity -> stored tree`` for every wanted package, downloading the missing ones."""
-        out: dict[str, StoredTree] = {}
+                   progress: Callable[[str], None] | None = None) -> dict[str, StoredTarball]:
+        """``integrity -> stored entry`` for every wanted package, downloading the missing ones."""
+        out: dict[str, StoredTarball] = {}
         missing: dict[str, Wanted] = {}
         for want in wanted:
             found = self.get(want)
@@ -168,41 +189,47 @@ class NpmStore:
             for sub in ("tmp", "tarballs", "trees"):  # once, not per package
                 (self.root / sub).mkdir(parents=True, exist_ok=True)
             scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
+            unpacked = Path(tempfile.mkdtemp(prefix="npm-", dir=self.unpack_root())) \
+                if self.unpack_root else scratch
             try:
                 # Download, check and unpack in threads (network and file creation overlap);
-                # move into the store in order, in this thread (each move is a counted write).
+                # enter the store in order, in this thread (each entry is a counted write).
                 from concurrent.futures import ThreadPoolExecutor
 
                 with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
-                    jobs = [(w, pool.submit(self._unpack, registry, w, scratch / str(i), sink))
+                    jobs = [(w, pool.submit(self._unpack, registry, w, scratch / f"{i}.tgz",
+                                            unpacked / str(i), sink))
                             for i, w in enumerate(missing.values())]
                     for done, (want, job) in enumerate(jobs, 1):
                         tgz, scripts, files = job.result()
                         if progress:
                             progress(f"downloaded {done}/{len(jobs)} npm packages "
                                      f"({received[0] / 1024:.0f} KiB)")
-                        out[want.integrity] = self.get(want) or \
-                            self._add(want, tgz, scratch / str(done - 1), scripts, files)
+                        entry = self.get(want) or self._add(want, tgz, scripts, files)
+                        if unpacked is not scratch:
+                            entry.fresh = unpacked / str(done - 1)
+                        out[want.integrity] = entry
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
         return out
 
-    def _unpack(self, registry: Registry, want: Wanted, dest: Path,
+    def _unpack(self, registry: Registry, want: Wanted, tgz: Path, dest: Path,
                 sink) -> tuple[Path, dict, dict]:
-        """Download (streamed to a file in scratch), check the integrity, extract into scratch
-        ``dest``: nothing in the store, and the tarball never whole in memory."""
+        """Download (streamed to ``tgz`` in scratch), check the integrity, unpack into ``dest``:
+        nothing in the store, and the tarball never whole in memory."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
         early = self._early.pop(want.integrity, None)
         try:
-            tgz = early.result() if early is not None else None
+            got = early.result() if early is not None else None
         except Exception:  # noqa: BLE001 - asked again below, where a failure gets its message
-            tgz = None
+            got = None
         try:
-            if tgz is None:
-                tgz = dest.with_name(dest.name + ".tgz")
+            if got is None:
                 registry.tarball_to(want.resolved, tgz, sink)
-            elif sink:
-                sink(tgz.stat().st_size)
+            else:
+                tgz = got
+                if sink:
+                    sink(tgz.stat().st_size)
         except TooBig as exc:
             raise TooLarge(f"{what}: tarball {_public(want.resolved)}: {exc}",
                            hint="raise the limit with --max-package-mb if you trust this "
@@ -217,26 +244,42 @@ class NpmStore:
                               "or altered tarball; nothing was installed") from None
         from dshctl.bundles.npm.extract import extract  # tarfile: only when there is one
 
-        # each file's digest as it came out of the checked tarball: what `plugin verify` and
-        # `plugin store verify` compare placed and stored files with
+        # each file's digest as it came out of the checked tarball: what placing, `plugin
+        # verify` and `plugin store verify` compare files with
         files = extract(tgz, dest, what=what, limits=self.limits)
         return tgz, install_scripts(dest), files
 
-    def _add(self, want: Wanted, tgz: Path, unpacked: Path, scripts: dict,
-             files: dict[str, str]) -> StoredTree:
+    def _add(self, want: Wanted, tgz: Path, scripts: dict, files: dict[str, str]) -> StoredTarball:
         key = self._key(want)
+        stored = self.root / "tarballs" / f"{key}.tgz"
         self.faults.before_write(f"store tarball {want.name}")
-        os.replace(tgz, self.root / "tarballs" / f"{key}.tgz")  # same filesystem: a rename
-        final = self.root / "trees" / key
-        if final.exists():  # an interrupted earlier run left a tree without metadata
-            shutil.rmtree(final)
-        self.faults.before_write(f"store tree {want.name}")
-        unpacked.rename(final)
+        os.replace(tgz, stored)  # same filesystem: a rename
         meta = {"name": want.name, "version": want.version, "integrity": want.integrity,
                 "scripts": scripts, "files": files}
         self.faults.before_write(f"store metadata {want.name}")
         write_unsynced(self.root / "trees" / f"{key}.json", (json.dumps(meta) + "\n").encode())
-        return StoredTree(final, scripts, files)
+        return StoredTarball(stored, f"{want.name}@{want.version}", scripts, files)
+
+    def place(self, entry: StoredTarball, dest: Path) -> None:
+        """Put the package's files at ``dest`` (which must not exist): this run's unpacking of it
+        moved there, or else its stored tarball unpacked again, which must give exactly the
+        files its record names (an edited record or tarball is refused, not installed)."""
+        fresh, entry.fresh = entry.fresh, None
+        if fresh is not None:
+            try:
+                os.rename(fresh, dest)
+                return
+            except OSError:  # another file system after all: unpack it there
+                shutil.rmtree(fresh, ignore_errors=True)
+        from dshctl.bundles.npm.extract import extract
+
+        files = extract(entry.tarball, dest, what=entry.label, limits=self.limits)
+        if entry.files is not None and files != entry.files:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise DshctlError(f"{entry.label}: the store's tarball {entry.tarball.name} does not "
+                              f"unpack to the files its record names",
+                              hint="run `dshctl plugin store verify --repair`, then this command "
+                                   "again; nothing was installed")
 
     def clean_scratch(self) -> None:
         """Remove scratch left by killed runs; call under the store lock."""
