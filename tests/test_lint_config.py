@@ -236,3 +236,9 @@ def test_directory_resolution_from_cached_parents_equals_resolve(tmp_path_factor
             assert resolver._resolved_dir(prefix) == resolved(prefix), prefix
     finally:
         os.chdir(cwd)
+
+
+def test_a_blank_explicit_config_is_named_as_blank(tmp_path, capsys):
+    p = write(tmp_path, "cordis.yml", ROWS)
+    code, _, err = run(capsys, "lint", "--config", "  ", str(p))
+    assert code == 2 and err.startswith("dshctl: error: --config is blank: it names no file\n"), err

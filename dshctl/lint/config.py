@@ -144,6 +144,9 @@ class ConfigResolver:
         self._parents: dict[Path, Path] = {}
         self._explicit = None
         if explicit is not None:
+            if not str(explicit).strip():  # a Loc of spaces reads as no location at all
+                raise ConfigError("--config is blank: it names no file",
+                                  hint="pass an existing .dshctl-lint.yaml or pyproject.toml to --config")
             if not explicit.is_file():
                 raise ConfigError("config file not found", loc=Loc(str(explicit)),
                                   hint="pass an existing .dshctl-lint.yaml or pyproject.toml to --config")
