@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
+ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
 _KEY = re.compile(r"^(\s*)(?:-\s+)*([A-Za-z_][\w.-]*|\"[^\"]*\"|'[^']*')\s*:(?:\s+|$)")
 
 
@@ -73,7 +73,7 @@ def _blank(text: str) -> bool:
 def _enclosing_item(lines: list[str], line: int) -> int | None:
     """The line of the ``-`` that starts the list item ``line`` belongs to (the innermost one)."""
     text = lines[line] if line < len(lines) else ""
-    m = _ITEM.match(text)
+    m = ITEM.match(text)
     if m:
         return line
     limit = _indent(text) if not _blank(text) else 10**9
@@ -81,7 +81,7 @@ def _enclosing_item(lines: list[str], line: int) -> int | None:
         above = lines[i]
         if _blank(above):
             continue
-        m = _ITEM.match(above)
+        m = ITEM.match(above)
         if m and len(m.group(1)) < limit:
             return i
         limit = min(limit, _indent(above))
@@ -97,7 +97,7 @@ def _row_id(lines: list[str], item: int) -> str | None:
 def row_value(lines: list[str], item: int, key: str) -> str | None:
     """The scalar text of ``key`` in the row (list item) whose ``-`` is on line ``item``."""
     text = lines[item]
-    key_col = _ITEM.match(text).end()
+    key_col = ITEM.match(text).end()
     body = text[key_col:]
     if body.lstrip().startswith("{"):
         m = re.search(r"[{,]\s*" + re.escape(key) + r"\s*:\s*([^,}#]+)", body)
@@ -119,7 +119,7 @@ def _under_insert(lines: list[str], item: int) -> bool:
     dash = _indent(lines[item])
     for i in range(item - 1, -1, -1):
         above = lines[i]
-        if _blank(above) or _indent(above) > dash or (_indent(above) == dash and _ITEM.match(above)):
+        if _blank(above) or _indent(above) > dash or (_indent(above) == dash and ITEM.match(above)):
             continue  # a sibling item or its content
         return bool(re.match(r"^\s*(?:-\s+)?insert\s*:\s*(#.*)?$", above))
     return False
@@ -149,7 +149,7 @@ def config_path(lines: list[str], line: int, column: int) -> tuple[int, list[str
     the keys from ``config`` down to the mapping the line is in (``[]``: config's own keys). None for
     a row's own keys, a group's rows, a list item or a line outside any row."""
     text = lines[line] if line < len(lines) else ""
-    if _ITEM.match(text):
+    if ITEM.match(text):
         return None
     limit = line_indent(lines, line, column)
     chain: list[tuple[str, int]] = []  # (key, its column), innermost first
@@ -157,7 +157,7 @@ def config_path(lines: list[str], line: int, column: int) -> tuple[int, list[str
         above = lines[i]
         if _blank(above) or _indent(above) >= limit:
             continue
-        item = _ITEM.match(above)
+        item = ITEM.match(above)
         if item:
             key_col = item.end()
             m = _KEY.match(above)
@@ -182,7 +182,7 @@ def mapping_keys(lines: list[str], line: int, indent: int) -> set[str]:
         while 0 <= i < len(lines):
             text = lines[i]
             if not _blank(text):
-                if _indent(text) < indent or (_indent(text) == indent and _ITEM.match(text)):
+                if _indent(text) < indent or (_indent(text) == indent and ITEM.match(text)):
                     break
                 m = _KEY.match(text)
                 if m and _indent(text) == indent:

@@ -10,6 +10,7 @@ from dshctl.errors import DshctlError
 from dshctl.lint.plan import kind_of
 from dshctl.lsp import plugin_config, profiles
 from dshctl.lsp.cursor import Cursor, config_path, cursor_at
+from dshctl.lsp.flow_config import flow_key_at
 from dshctl.lsp.knowledge import key_docs, read_disabled
 
 
@@ -21,7 +22,8 @@ def hover(path: Path, text: str, lines: list[str], line: int, column: int, diagn
     if kind in (fk.ENTRY_LIST, fk.PATCH_LIST, fk.PRESET):
         cur = cursor_at(lines, line, column)
         plugin = None if kind == fk.PRESET else plugin_config.hover_parts(path, text, lines, cur, preferred_profile)
-        if config_path(lines, line, column) is not None:
+        if config_path(lines, line, column) is not None or \
+                (plugin is not None and flow_key_at(text, path, line, column) is not None):
             return _joined(parts + plugin)  # a key of the plugin's config: not one of the row's
         parts += _about_key(kind, cur, lines)
         if cur.row_id is not None and kind != fk.PRESET and (cur.key is None or cur.key == "id" or cur.on_key):

@@ -13,6 +13,7 @@ from typing import Any
 from dshctl.core.compose.profile import profile_dir as profile_dir_of
 from dshctl.lsp import profiles
 from dshctl.lsp.cursor import Cursor, config_path, cursor_at, line_indent, mapping_keys, row_value
+from dshctl.lsp.flow_config import flow_key_at
 from dshctl.lsp.plugin_schemas import PluginDoc, plugin_doc
 from dshctl.lsp.schema_docs import allowed_values, as_json, at_path, describe, properties, type_words
 
@@ -64,16 +65,24 @@ def hover_parts(path: Path, text: str, lines: list[str], cur: Cursor, preferred:
     if spot is not None:
         if cur.key is None or not cur.on_key:
             return []
-        doc = row_plugin(path, text, lines, spot[0], preferred)
-        schema = at_path(doc.schema, spot[1]) if doc and doc.schema else None
-        prop = properties(schema, doc.schema).get(cur.key) if schema is not None else None
-        if prop is None:
-            return []
-        return [describe(".".join([*spot[1], cur.key]), prop, doc.schema) + f"\n\nconfig of `{doc.name}`"]
+        return _about_config_key(path, text, lines, spot[0], spot[1], cur.key, preferred)
+    inline = flow_key_at(text, path, cur.line, cur.column)
+    if inline is not None:  # config: {port: 9090} — after the line-based spot, which is cheaper
+        return _about_config_key(path, text, lines, inline[0], list(inline[1]), inline[2], preferred)
     if cur.row_line is not None and (cur.key in ("name", "id") or (cur.key == "config" and cur.on_key)):
         doc = row_plugin(path, text, lines, cur.row_line, preferred)
         return [summary(doc)] if doc else []
     return None
+
+
+def _about_config_key(path: Path, text: str, lines: list[str], row_line: int, above: list[str],
+                      key: str, preferred: str | None) -> list[str]:
+    doc = row_plugin(path, text, lines, row_line, preferred)
+    schema = at_path(doc.schema, above) if doc and doc.schema else None
+    prop = properties(schema, doc.schema).get(key) if schema is not None else None
+    if prop is None:
+        return []
+    return [describe(".".join([*above, key]), prop, doc.schema) + f"\n\nconfig of `{doc.name}`"]
 
 
 def complete(path: Path, text: str, lines: list[str], line: int, column: int,

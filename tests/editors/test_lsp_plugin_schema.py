@@ -201,3 +201,25 @@ def test_hover_says_why_a_plugin_shows_no_config_keys(client, home):
     node = hover(client, layer, 6, 14)
     assistant = json.loads((modules / "assistant/package.json").read_text())
     assert "python" not in assistant["dsh"] and assistant["description"] in node and "a Node plugin" in node
+
+
+def test_hover_on_a_key_of_config_written_inline(client, home):
+    """``config: {…}`` (3 of the corpus's 334 config rows are written so): the key under the cursor,
+    nested ones too, for a row's own name and for a row patched by id from a layer below."""
+    layer = home / "profiles/web/cordis.patch.yml"
+    text = ('- insert:\n    - {id: extra, name: "@demo/tuner", config: {mode: fast, limits: {low: 1}}}\n'
+            "- id: tuned\n  config: {steps: 2, \"verbose\": true}\n")
+    client.open(layer, text)
+    lines = text.split("\n")
+    schema = tuner_schema(home)
+    on_mode = hover(client, layer, 1, lines[1].index("mode") + 2)
+    assert on_mode.startswith("`mode`: one of") or on_mode.startswith("`mode`"), on_mode
+    assert schema["properties"]["mode"]["description"] in on_mode and "config of `@demo/tuner`" in on_mode
+    on_low = hover(client, layer, 1, lines[1].index("low") + 1)
+    assert on_low.startswith("`limits.low`") and "lowest pitch" in on_low, on_low
+    on_steps = hover(client, layer, 3, lines[3].index("steps"))
+    assert on_steps.startswith("`steps`") and f"≤ {schema['properties']['steps']['maximum']}" in on_steps
+    on_quoted = hover(client, layer, 3, lines[3].index("verbose"))
+    assert "log every tune" in on_quoted, on_quoted
+    on_value = client.at("textDocument/hover", layer, 3, lines[3].index("2,"))
+    assert on_value is None or "`steps`" not in on_value["contents"]["value"]
