@@ -11,8 +11,8 @@ profile reaches the store or another profile. A package downloaded by this run i
 into staging, and that tree is moved into place; one already stored is unpacked again from its
 tarball and must come out exactly as its record says (``place``). ``plugin store verify``
 re-checks each tarball against its integrity and its record. (The record's directory is named
-``trees`` because the stores of dshctl 0.x before this kept an unpacked tree beside it;
-``plugin store prune`` removes those.)
+``trees`` because earlier dshctl versions kept an unpacked tree beside each record; ``plugin store
+prune`` removes those.)
 
 A tarball is downloaded (in threads), checked against its integrity, unpacked and inspected;
 only a package that passed every check enters the store (under ``store.lock``), so a refused
