@@ -1,14 +1,16 @@
-"""What copying npm packages out of the store costs next to the hard links it replaced (issue 29,
-docs/bundles.md "The store"), on bench_npm_install.py's set: a bundle of 20 npm dependencies, 37
-packages, ~450 files, from the suite's registry on 127.0.0.1. Run on demand:
+"""What placing npm packages costs on a warm add: unpacked from the store's checked tarballs (as
+shipped since issue 30, docs/bundles.md "npm packages are unpacked into the profile") next to the
+copy of an unpacked store tree that it replaced (issue 29's placement), on bench_npm_install.py's
+set: a bundle of 20 npm dependencies, 37 packages, ~450 files, from the suite's registry on
+127.0.0.1. Run on demand:
 
     .venv/bin/python benchmarks/bench_npm_placement.py [--rounds 7]
 
-One cold `plugin add` fills the store; then, interleaved per round: a warm `plugin add` into a new
-profile (in process, so CPU is this process's user+sys, threads included) with the placement as
-shipped (copies: reflink where the file system has it, else copy_file_range) and with the old hard
-links patched in; `plugin verify` and a no-op `plugin install` of a placed profile (both re-hash every
-placed npm file now); the per-file digests a cold add now records for the store's trees. Medians.
+One cold `plugin add` fills the store; the unpacked trees of the old layout are made once beside it.
+Then, interleaved per round: a warm `plugin add` into a new profile (in process, so CPU is this
+process's user+sys, threads included) with each placement; `plugin verify` and a no-op
+`plugin install` of a placed profile (both re-hash every placed npm file). Medians. (The hard links
+before issue 29 are measured in docs/performance.md; they shared the store's inodes.)
 """
 from __future__ import annotations
 
@@ -27,23 +29,24 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_npm_install import build_registry, bundle_repo  # noqa: E402
 from bundles.npm_registry import Registry, Server  # noqa: E402
+from dshctl.bundles.limits import Limits  # noqa: E402
 
 
-def _link_tree(src: str, dst: str) -> None:
-    """The placement before issue 29: hard links into the store."""
-    import stat
+def _copies_of_unpacked_trees(home: Path, scratch: Path):
+    """A ``place`` that copies an unpacked tree of the stored tarball, made here once per package
+    (the store layout before issue 30, whose trees sat under ``trees/<key>/``)."""
+    from dshctl.bundles.npm.extract import extract
+    from dshctl.bundles.tree import copy_tree, make_read_only
 
-    os.mkdir(dst)
-    with os.scandir(src) as entries:
-        for entry in entries:
-            target = os.path.join(dst, entry.name)
-            if entry.is_symlink():
-                os.symlink(os.readlink(entry.path), target)
-            elif entry.is_dir():
-                _link_tree(entry.path, target)
-            else:
-                os.link(entry.path, target)
-    os.chmod(dst, stat.S_IMODE(os.stat(src).st_mode))
+    trees = {}
+    for tgz in (home / ".dshctl/store/npm/tarballs").glob("*.tgz"):
+        tree = trees[tgz] = scratch / tgz.name[:-len(".tgz")]
+        extract(tgz, tree, what=tgz.name, limits=Limits())
+        make_read_only(tree)
+
+    def place(self, entry, dest: Path) -> None:
+        copy_tree(trees[entry.tarball], dest)
+    return place
 
 
 def timed(fn) -> tuple[float, float]:
@@ -57,7 +60,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     from dshctl.bundles.install import Installer
-    from dshctl.bundles.npm import layout
+    from dshctl.bundles.npm.store import NpmStore
     from dshctl.bundles.query import verify
 
     base = Path(tempfile.mkdtemp(prefix="bench-place-"))
@@ -68,24 +71,20 @@ def main() -> None:
         os.environ["HOME"] = str(base)
         home = base / "home"
         cold = timed(lambda: Installer(home, "web").add([url]))
-        shipped = layout.copy_tree
+        shipped = NpmStore.place
+        copies = _copies_of_unpacked_trees(home, base / "old-trees")
         rows: dict[str, list[tuple[float, float]]] = {
-            k: [] for k in ("warm add, copies", "warm add, hard links", "verify", "install (no-op)")}
+            k: [] for k in ("warm add, unpacked", "warm add, tree copies", "verify", "install (no-op)")}
         for r in range(args.rounds):
-            for kind, place in (("copies", shipped), ("hard links", _link_tree)):
-                layout.copy_tree = place
+            for kind, place in (("unpacked", shipped), ("tree copies", copies)):
+                NpmStore.place = place
                 try:
                     rows[f"warm add, {kind}"].append(
                         timed(lambda: Installer(home, f"p{r}-{kind[0]}").add([url])))
                 finally:
-                    layout.copy_tree = shipped
+                    NpmStore.place = shipped
             rows["verify"].append(timed(lambda: verify(home, "web")))
             rows["install (no-op)"].append(timed(lambda: Installer(home, "web").install()))
-        from dshctl.bundles.tree import file_digests
-
-        trees = [p for p in (home / ".dshctl/store/npm/trees").iterdir() if p.is_dir()]
-        digests = [timed(lambda: [file_digests(t) for t in trees]) for _ in range(args.rounds)]
-        rows["record digests (cold add)"] = digests  # what each cold add now also does
         files = sum(1 for _ in (home / "profiles/web/node_modules/dsh-bench/node_modules").rglob("*"))
         print(f"{args.rounds} rounds, {files} placed npm entries per profile; cold add "
               f"{cold[0]:.3f} s CPU / {cold[1]:.3f} s wall")
