@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from dshctl.core.yaml.blocklines import FLOW, FLOW_MAP, JS, MAX_KEY, OPEN_KEY, common_line
-from dshctl.core.yaml.blockscan import _Frame, _Reader
+from dshctl.core.yaml.blockscan import _MAX_REMEMBERED, _Frame, _Reader
 from dshctl.core.yaml.blocktext import PENDING, BlockText, open_block
 from dshctl.core.yaml.blocktokens import Unsupported, unusual_text
 from dshctl.core.yaml.nodes import JsExpr
@@ -155,7 +155,7 @@ class _ShapeReader(_Reader):
         for any other line (the general path reads it: the same value, or the same refusal)."""
         header = _HEADERS.get(s, _UNSEEN)
         if header is _UNSEEN:
-            if len(_HEADERS) > 100_000:  # blockscan._MAX_REMEMBERED
+            if len(_HEADERS) > _MAX_REMEMBERED:
                 _HEADERS.clear()
             header = _HEADERS[s] = block_header(s, self.keys)
         if header is None:
