@@ -234,3 +234,13 @@ def installed_packages(bundle_dir: Path) -> set[tuple[str, str]]:
             data = json.loads(pj.read_text())
             out.add((data["name"], data["version"]))
     return out
+
+
+def cli(capsys, *args):
+    """``dshctl ARGS`` in process: (exit code, stdout, stderr)."""
+    from dshctl.cli.app import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exit_.value.code, out, err

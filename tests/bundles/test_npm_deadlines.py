@@ -6,17 +6,8 @@ import time
 
 import pytest
 
-from dshctl.cli.app import main
-
-from .conftest import npm_bundle
+from .conftest import cli, npm_bundle
 from .npm_registry import Behaviour
-
-
-def cli(capsys, *args):
-    with pytest.raises(SystemExit) as exit_:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exit_.value.code, out, err
 
 
 @pytest.mark.parametrize("only", ["packument", "tarball"])

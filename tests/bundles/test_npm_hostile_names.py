@@ -11,18 +11,9 @@ import json
 
 import pytest
 
-from dshctl.cli.app import main
-
-from .conftest import npm_bundle
+from .conftest import cli, npm_bundle
 
 ESCAPE = "../../../../../../../../../../PLANT/home/u/.ssh"
-
-
-def cli(capsys, *args):
-    with pytest.raises(SystemExit) as exit_:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exit_.value.code, out, err
 
 
 def _serve_as(registry, name: str, like: str) -> None:

@@ -9,19 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dshctl.cli.app import main
-
-from .conftest import npm_bundle
+from .conftest import cli, npm_bundle
 
 DEP = "node_modules/dsh-npm/node_modules/lib-a"
 EDIT = "module.exports = 'edited in profile web';\n"
-
-
-def cli(capsys, *args):
-    with pytest.raises(SystemExit) as exit_:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exit_.value.code, out, err
 
 
 def _main_file(profile_dir: Path) -> Path:

@@ -6,16 +6,7 @@ import json
 
 import pytest
 
-from dshctl.cli.app import main
-
-from .conftest import npm_bundle
-
-
-def cli(capsys, *args):
-    with pytest.raises(SystemExit) as exit_:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exit_.value.code, out, err
+from .conftest import cli, npm_bundle
 
 
 @pytest.fixture

@@ -5,17 +5,8 @@ import json
 
 import pytest
 
-from dshctl.cli.app import main
-
-from .conftest import snapshot
+from .conftest import cli, snapshot
 from demo_home import copy_demo_home
-
-
-def cli(capsys, *args):
-    with pytest.raises(SystemExit) as exit_:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return exit_.value.code, out, err
 
 
 def test_profile_option_before_and_after_the_verb(home, repos, capsys):
