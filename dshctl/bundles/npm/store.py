@@ -75,6 +75,7 @@ class NpmStore:
         self._early: dict = {}  # integrity -> Future of a download started during resolution
         self._early_pool = None  # a ThreadPoolExecutor once a download starts
         self._early_dir: Path | None = None  # where early downloads stream to
+        self._found: dict[str, StoredTarball] = {}  # integrity -> entry get() checked this run
 
     def download_early(self, registry: Registry, want: Wanted) -> None:
         """Start downloading a package the resolver just placed, so the network overlaps the
@@ -115,7 +116,12 @@ class NpmStore:
 
     def get(self, want: Wanted) -> StoredTarball | None:
         """The stored entry, or None when it is missing or its tarball no longer matches its
-        integrity (it is then downloaded again, as if it had never been stored)."""
+        integrity (it is then downloaded again, as if it had never been stored). An entry found
+        is remembered for the run: resolution asks first (to skip an early download), then
+        ``ensure_all``, and each would hash the tarball again."""
+        found = self._found.get(want.integrity)
+        if found is not None:
+            return found
         key = self._key(want)
         tgz = self.root / "tarballs" / f"{key}.tgz"
         try:
@@ -125,9 +131,10 @@ class NpmStore:
             return None
         files = meta.get("files") if isinstance(meta, dict) else None
         scripts = meta.get("scripts") if isinstance(meta, dict) else None
-        return StoredTarball(tgz, f"{want.name}@{want.version}",
-                             scripts if isinstance(scripts, dict) else {},
-                             files if isinstance(files, dict) else None)
+        found = self._found[want.integrity] = StoredTarball(
+            tgz, f"{want.name}@{want.version}", scripts if isinstance(scripts, dict) else {},
+            files if isinstance(files, dict) else None)
+        return found
 
     def recorded_files(self, integrity: str) -> dict[str, str] | None:
         """The digests of the stored tree's files as they came out of the checked tarball; for an
