@@ -87,7 +87,7 @@ def _read(meta_path: Path) -> dict:
 
 def _check_npm(npm: NpmStore, meta_path: Path) -> EntryCheck:
     key, meta = meta_path.name[:-len(".json")], _read(meta_path)
-    check = EntryCheck("npm", key, f"{meta.get('name')}@{meta.get('version')}")
+    check = EntryCheck("npm", key, _record_label(meta))
     integrity = meta.get("integrity")
     if not isinstance(integrity, str) or _key(integrity) != key:
         check.problems.append("the metadata does not name this entry's integrity")
@@ -107,6 +107,13 @@ def _check_npm(npm: NpmStore, meta_path: Path) -> EntryCheck:
     elif isinstance(meta.get("files"), dict):  # an older record has none: nothing to disagree
         check.problems += [f"record {p}" for p in _differences(meta["files"], unpacked)]
     return check
+
+
+def _record_label(meta: dict) -> str:
+    """``name@version`` from a record; a record that cannot be read names no package."""
+    name, version = meta.get("name"), meta.get("version")
+    return f"{name}@{version}" if isinstance(name, str) and isinstance(version, str) \
+        else "(unreadable record)"
 
 
 def _check_git(meta_path: Path) -> EntryCheck:
@@ -188,7 +195,7 @@ def prune(home: Path, *, dry_run: bool = False, lock_timeout: float = 120) -> Pr
         kept = 0
         for meta_path in _metas(npm.root / "trees"):
             key, meta = meta_path.name[:-len(".json")], _read(meta_path)
-            label = f"npm {meta.get('name')}@{meta.get('version')}"
+            label = f"npm {_record_label(meta)}"
             if key in npm_keys:
                 kept += 1
                 if meta_path.with_suffix("").is_dir():  # what an older dshctl unpacked

@@ -309,3 +309,15 @@ def test_store_commands_on_a_home_without_a_store_write_nothing(tmp_path, capsys
         code, out, _ = cli(capsys, "--home", str(home), "plugin", "store", *args)
         assert code == 0 and "0" in out
     assert not home.exists()
+
+
+def test_an_unreadable_record_is_reported_without_a_made_up_name(home, installed, capsys):
+    meta_path = next((home / ".dshctl/store/npm/trees").glob("*.json"))
+    meta_path.write_text("{not json")
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    bad = [line for line in out.splitlines() if line.startswith("corrupt")]
+    assert code == 1 and len(bad) == 1 and "(unreadable record)" in bad[0] and "None" not in bad[0]
+    code, _out, err = cli(capsys, "plugin", "--profile", "work", "add", installed.url)
+    assert code == 0, err  # the entry does not count: downloaded and recorded again
+    code, out, _ = cli(capsys, "plugin", "store", "verify")
+    assert code == 0 and "0 corrupt" in out, out

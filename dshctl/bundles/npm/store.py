@@ -37,7 +37,7 @@ from dshctl.bundles.npm.scripts import install_scripts
 from dshctl.bundles.store import write_unsynced  # no fsync: one per package made installs I/O-bound
 from dshctl.bundles.transaction import Faults
 from dshctl.core.fsutil import file_lock
-from dshctl.errors import DshctlError
+from dshctl.errors import DshctlError, Loc
 
 
 @dataclass(frozen=True)
@@ -283,8 +283,9 @@ class NpmStore:
         files = extract(entry.tarball, dest, what=entry.label, limits=self.limits)
         if entry.files is not None and files != entry.files:
             shutil.rmtree(dest, ignore_errors=True)
+            record = entry.tarball.parent.parent / "trees" / f"{entry.tarball.stem}.json"
             raise DshctlError(f"{entry.label}: the store's tarball {entry.tarball.name} does not "
-                              f"unpack to the files its record names",
+                              f"unpack to the files its record names", loc=Loc(str(record)),
                               hint="run `dshctl plugin store verify --repair`, then this command "
                                    "again; nothing was installed")
 
