@@ -7,7 +7,8 @@
 pnpm is installed with npm into a scratch directory (never by the suite). Cold: a fresh home / a
 fresh pnpm store and cache. Warm: a new profile (project) with the store (and pnpm's metadata
 cache) left by the cold run. CPU is user+sys of the whole process tree (RUSAGE_CHILDREN), wall is
-time to exit. Two registries run side by side, one sending registry.npmjs.org's caching headers
+time to exit; user CPU is printed too (pnpm's CPU is mostly the kernel's, dshctl's mostly the
+interpreter's). Two registries run side by side, one sending registry.npmjs.org's caching headers
 (``Cache-Control: public, max-age=300``, ETag, Last-Modified) and one sending no Cache-Control at
 all; the rounds alternate between them. Target (issue 30): dshctl's CPU <= pnpm's, cold and warm,
 in both; each is printed with met / not met, next to the load average. ``--baseline DIR`` also
@@ -75,7 +76,8 @@ def bundle_repo(base: Path, deps: dict[str, str]) -> str:
     return work.as_uri()
 
 
-def measure(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
+def measure(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float, float]:
+    """(CPU, wall, user CPU) of one run of ``cmd``: user+sys of its whole process tree."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
@@ -83,8 +85,8 @@ def measure(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:4]} failed:\n{proc.stdout}\n{proc.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall
+    user = after.ru_utime - before.ru_utime
+    return user + (after.ru_stime - before.ru_stime), wall, user
 
 
 def install_pnpm(scratch: Path) -> Path:
@@ -170,7 +172,7 @@ VARIANTS = {"npm headers": 300, "no cache headers": None}  # Cache-Control max-a
 
 
 def one_round(base: Path, r: int, pnpm: Path, url: str, variant: str, server: Server,
-              rows: dict[str, list[tuple[float, float]]], baseline: Path | None = None) -> None:
+              rows: dict[str, list[tuple[float, float, float]]], baseline: Path | None = None) -> None:
     """Cold then warm, dshctl then pnpm: the warm add follows its cold add within seconds, as a
     user's second `plugin add` does."""
     reg = server.registry.url
@@ -219,23 +221,23 @@ def main() -> None:
         tarballs = len(next(iter(servers.values())).registry.tarballs)
         print(f"pnpm {version.strip()}, 20 npm dependencies, {tarballs} tarballs served, "
               f"{args.rounds} rounds, registries: {', '.join(variants)} (interleaved)")
-        rows: dict[str, list[tuple[float, float]]] = {
+        rows: dict[str, list[tuple[float, float, float]]] = {
             f"{v}|{k}": [] for v in variants for k in ("dshctl cold", "pnpm cold", "dshctl warm", "pnpm warm")
             + (("baseline cold", "baseline warm") if args.baseline else ())}
         for r in range(args.rounds):
             for v in (variants if r % 2 == 0 else variants[::-1]):
                 one_round(base, r, pnpm, url, v, servers[v], rows, args.baseline)
-        med = {k: (statistics.median(c for c, _ in v), statistics.median(w for _, w in v))
+        med = {k: tuple(statistics.median(run[i] for run in v) for i in range(3))
                for k, v in rows.items()}
-        print(f"{'':32} {'CPU s':>8} {'wall s':>8}")
-        for k, (cpu, wall) in med.items():
-            print(f"{k.replace('|', ': '):32} {cpu:8.3f} {wall:8.3f}")
+        print(f"{'':32} {'CPU s':>8} {'wall s':>8} {'user s':>8}")
+        for k, (cpu, wall, user) in med.items():
+            print(f"{k.replace('|', ': '):32} {cpu:8.3f} {wall:8.3f} {user:8.3f}")
         if args.floor:
             floor(base, url, next(iter(servers.values())).registry.url)
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for v in variants:
             for phase in ("cold", "warm"):
-                (d_cpu, d_wall), (p_cpu, p_wall) = med[f"{v}|dshctl {phase}"], med[f"{v}|pnpm {phase}"]
+                (d_cpu, d_wall, _), (p_cpu, p_wall, _) = med[f"{v}|dshctl {phase}"], med[f"{v}|pnpm {phase}"]
                 print(f"{v}, {phase}: dshctl/pnpm CPU {d_cpu / p_cpu:.2f} (target <= 1.00: "
                       f"{'met' if d_cpu <= p_cpu else 'not met'}), wall {d_wall / p_wall:.2f}")
                 if args.baseline is not None:

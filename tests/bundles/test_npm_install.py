@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from dshctl.bundles.limits import Limits
 from dshctl.errors import DshctlError
 
 from .conftest import PATCH, installed_packages, npm_bundle, snapshot
+from .npm_registry import Behaviour
 from .npm_universe import corpus_manifests
 
 NODE_CHECK = r"""
@@ -117,6 +119,29 @@ def test_offline_install_rebuilds_from_the_store_and_profiles_share_it(home, rep
     assert installed_packages(home / "profiles/other/node_modules/dsh-off") == expected
 
 
+def test_a_reinstall_from_the_lock_downloads_its_tarballs_side_by_side(home, repos, npm_env):
+    """No resolution runs, so nothing was downloaded early: the store starts the downloads
+    itself, all at once, while it unpacks each package in turn in the calling thread."""
+    src = npm_bundle(repos, "dsh-side", {"@scope/esm": "^1.0.0", "lib-b": "^2.0.0", "lib-x": "^1.0.0"})
+    add(home, src.url)
+    bundle_dir = home / "profiles/web/node_modules/dsh-side"
+    expected = installed_packages(bundle_dir)
+    shutil.rmtree(home / ".dshctl/store/npm")
+    shutil.rmtree(bundle_dir / "node_modules")
+    stall = 1.0
+    for name, _ in expected:
+        npm_env.behaviour[name] = Behaviour(stall=stall)
+    npm_env.requests.clear()
+    start = time.monotonic()
+    outcome = Installer(home, "web").install()
+    took = time.monotonic() - start
+    assert outcome.changes[0].action == "installed"
+    assert installed_packages(bundle_dir) == expected
+    tarballs = [r for r in npm_env.requests if r.startswith("/-/tarballs/")]
+    assert len(tarballs) == len(expected) >= 4 and len(npm_env.requests) == len(tarballs)
+    assert took < stall * (len(expected) - 1), f"{len(expected)} stalled downloads took {took:.1f} s"
+
+
 def test_offline_with_a_package_missing_from_the_store(home, repos, npm_env):
     src = npm_bundle(repos, "dsh-miss", {"lib-c": "^1.0.0"})
     add(home, src.url)
@@ -146,8 +171,6 @@ def test_update_re_resolves_ranges(home, repos, npm_env):
 
 def test_registry_config_from_npmrc_with_scopes_and_a_token_never_written(home, repos, npm_env,
                                                                           monkeypatch):
-    from .npm_registry import Behaviour
-
     npm_env.behaviour["private-pkg"] = Behaviour(token="s3cret-token")
     monkeypatch.delenv("npm_config_registry")
     host = npm_env.url.split("//")[1]
@@ -190,8 +213,6 @@ BAD = {  # dependency -> (range, behaviour, words the one line must hold)
 @pytest.mark.parametrize("dep", sorted(BAD))
 def test_a_bad_registry_answer_is_one_line_and_nothing_is_placed(home, repos, npm_env,
                                                                  monkeypatch, dep):
-    from .npm_registry import Behaviour
-
     spec, behaviour, words = BAD[dep]
     if behaviour:
         npm_env.behaviour[dep] = Behaviour(**behaviour)
@@ -217,8 +238,6 @@ def test_a_bad_registry_answer_is_one_line_and_nothing_is_placed(home, repos, np
 
 
 def test_5xx_then_success_is_retried(home, repos, npm_env):
-    from .npm_registry import Behaviour
-
     npm_env.behaviour["flaky"] = Behaviour(status=503, times=1)
     src = npm_bundle(repos, "dsh-flaky", {"flaky": "^1.0.0"})
     add(home, src.url)
@@ -264,8 +283,6 @@ def test_piped_progress_is_one_line_per_phase(home, repos, npm_env):
 def test_ctrl_c_rolls_back_and_says_so(home, repos, npm_env, tmp_path):
     import signal
     import time
-
-    from .npm_registry import Behaviour
 
     ok = npm_bundle(repos, "dsh-ok", {"lib-a": "^1.0.0"})
     add(home, ok.url)

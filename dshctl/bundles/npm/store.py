@@ -14,7 +14,8 @@ re-checks each tarball against its integrity and its record. (The record's direc
 ``trees`` because earlier dshctl versions kept an unpacked tree beside each record; ``plugin store
 prune`` removes those.)
 
-A tarball is downloaded (in threads), checked against its integrity, unpacked and inspected;
+A tarball is downloaded (in threads), checked against its integrity, unpacked and inspected (in
+the calling thread, one at a time);
 only a package that passed every check enters the store (under ``store.lock``), so a refused
 package never reaches it. An entry counts once its record exists and its tarball matches its
 integrity.
@@ -186,57 +187,86 @@ class NpmStore:
             raise DshctlError(f"offline: {want.name}@{want.version} needed by {want.needed_by} "
                               f"is not in the store ({len(missing)} package(s) missing)",
                               hint="run once without --offline to download it")
+        with file_lock(self.lock_path, timeout=600, what="the package store"):
+            out.update(self._store_missing(list(missing.values()), registry, progress))
+        return out
+
+    def _store_missing(self, missing: list[Wanted], registry: Registry,
+                       progress: Callable[[str], None] | None) -> dict[str, StoredTarball]:
+        """Download, check, unpack and store each package; call under the store lock."""
         received = [0]
 
         def sink(n: int) -> None:
             received[0] += n
 
-        with file_lock(self.lock_path, timeout=600, what="the package store"):
-            self.clean_scratch()  # scratch only exists under the lock: a killed run's
-            for sub in ("tmp", "tarballs", "trees"):  # once, not per package
-                (self.root / sub).mkdir(parents=True, exist_ok=True)
-            scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
-            unpacked = Path(tempfile.mkdtemp(prefix="npm-", dir=self.unpack_root())) \
-                if self.unpack_root else scratch
-            try:
-                # Download, check and unpack in threads (network and file creation overlap);
-                # enter the store in order, in this thread (each entry is a counted write).
-                from concurrent.futures import ThreadPoolExecutor
-
-                with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball") as pool:
-                    jobs = [(w, pool.submit(self._unpack, registry, w, scratch / f"{i}.tgz",
-                                            unpacked / str(i), sink))
-                            for i, w in enumerate(missing.values())]
-                    for done, (want, job) in enumerate(jobs, 1):
-                        tgz, scripts, files = job.result()
-                        if progress:
-                            progress(f"downloaded {done}/{len(jobs)} npm packages "
-                                     f"({received[0] / 1024:.0f} KiB)")
-                        entry = self.get(want) or self._add(want, tgz, scripts, files)
-                        if unpacked is not scratch:
-                            entry.fresh = unpacked / str(done - 1)
-                        out[want.integrity] = entry
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
+        self.clean_scratch()  # scratch only exists under the lock: a killed run's
+        for sub in ("tmp", "tarballs", "trees"):  # once, not per package
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="npm-", dir=self.root / "tmp"))
+        unpacked = Path(tempfile.mkdtemp(prefix="npm-", dir=self.unpack_root())) \
+            if self.unpack_root else scratch
+        out: dict[str, StoredTarball] = {}
+        pools: list = []
+        try:
+            # Download in threads (the network overlaps, with the resolution's early downloads
+            # too); check, unpack and enter the store here, one package at a time, in order:
+            # unpacking is CPU and file creation, and eight threads contending for the
+            # interpreter cost more system time than they saved (docs/performance.md)
+            jobs = self._start_downloads(missing, registry, scratch, sink, pools)
+            for done, (want, job, early, tgz) in enumerate(jobs, 1):
+                tgz = self._downloaded(registry, want, job, early, tgz, sink)
+                scripts, files = self._unpack(want, tgz, unpacked / str(done - 1))
+                if progress:
+                    progress(f"downloaded {done}/{len(jobs)} npm packages "
+                             f"({received[0] / 1024:.0f} KiB)")
+                entry = self.get(want) or self._add(want, tgz, scripts, files)
+                if unpacked is not scratch:
+                    entry.fresh = unpacked / str(done - 1)
+                out[want.integrity] = entry
+        finally:
+            for pool in pools:  # a refused package: the other downloads are not needed
+                pool.shutdown(wait=True, cancel_futures=True)
+            shutil.rmtree(scratch, ignore_errors=True)
         return out
 
-    def _unpack(self, registry: Registry, want: Wanted, tgz: Path, dest: Path,
-                sink) -> tuple[Path, dict, dict]:
-        """Download (streamed to ``tgz`` in scratch), check the integrity, unpack into ``dest``:
-        nothing in the store, and the tarball never whole in memory."""
+    def _start_downloads(self, missing: list[Wanted], registry: Registry, scratch: Path, sink,
+                         pools: list) -> list[tuple]:
+        """``(want, job, early, tgz)`` for each package: the resolution's early download of it,
+        or one started now in a pool (made on the first, appended to ``pools``)."""
+        jobs = []
+        for i, want in enumerate(missing):
+            tgz = scratch / f"{i}.tgz"
+            job = self._early.pop(want.integrity, None)
+            early = job is not None
+            if job is None:
+                if not pools:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    pools.append(ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball"))
+                job = pools[0].submit(self._download, registry, want, tgz, sink)
+            jobs.append((want, job, early, tgz))
+        return jobs
+
+    def _downloaded(self, registry: Registry, want: Wanted, job, early: bool, tgz: Path,
+                    sink) -> Path:
+        """The downloaded tarball of ``job``. An early download that failed is asked again
+        here, where a failure gets its message (the job of one started here already has it)."""
+        if not early:
+            return job.result()
+        try:
+            got = job.result()
+        except Exception:  # noqa: BLE001 - asked again below
+            return self._download(registry, want, tgz, sink)
+        if sink:
+            sink(got.stat().st_size)
+        return got
+
+    def _download(self, registry: Registry, want: Wanted, tgz: Path, sink) -> Path:
+        """Stream the tarball to ``tgz`` in scratch: nothing in the store, and the tarball never
+        whole in memory."""
         what = f"{want.name}@{want.version} needed by {want.needed_by}"
-        early = self._early.pop(want.integrity, None)
         try:
-            got = early.result() if early is not None else None
-        except Exception:  # noqa: BLE001 - asked again below, where a failure gets its message
-            got = None
-        try:
-            if got is None:
-                registry.tarball_to(want.resolved, tgz, sink)
-            else:
-                tgz = got
-                if sink:
-                    sink(tgz.stat().st_size)
+            registry.tarball_to(want.resolved, tgz, sink)
         except TooBig as exc:
             raise TooLarge(f"{what}: tarball {_public(want.resolved)}: {exc}",
                            hint="raise the limit with --max-package-mb if you trust this "
@@ -244,6 +274,11 @@ class NpmStore:
         except FetchFailed as exc:
             raise DshctlError(f"{what}: tarball {_public(want.resolved)}: {exc}",
                               hint="try again later, or check the registry settings") from None
+        return tgz
+
+    def _unpack(self, want: Wanted, tgz: Path, dest: Path) -> tuple[dict, dict]:
+        """Check the downloaded tarball against its integrity and unpack it into ``dest``."""
+        what = f"{want.name}@{want.version} needed by {want.needed_by}"
         try:
             sri.check_file(tgz, want.integrity)
         except (sri.IntegrityError, ValueError) as exc:
@@ -254,7 +289,7 @@ class NpmStore:
         # each file's digest as it came out of the checked tarball: what placing, `plugin
         # verify` and `plugin store verify` compare files with
         files = extract(tgz, dest, what=what, limits=self.limits)
-        return tgz, install_scripts(dest), files
+        return install_scripts(dest), files
 
     def _add(self, want: Wanted, tgz: Path, scripts: dict, files: dict[str, str]) -> StoredTarball:
         key = self._key(want)
