@@ -27,13 +27,20 @@ class GitError(DshctlError):
 
 @dataclass
 class Git:
-    """A git runner with a throw-away ``HOME`` so no user or system config is read."""
+    """A git runner whose ``HOME`` is a directory of dshctl's, so that no user or system config
+    is read (``GIT_CONFIG_GLOBAL`` and ``GIT_CONFIG_NOSYSTEM`` cover the rest)."""
 
     home: Path
+    owned: bool = True  # a temporary directory of its own, removed by ``cleanup``
 
     @classmethod
-    def create(cls) -> "Git":
-        return cls(Path(tempfile.mkdtemp(prefix="dshctl-git-home-")))
+    def create(cls, home: Path | None = None) -> "Git":
+        """With ``home``: that path, which need not exist and is never made (git only looks for
+        config there and finds none; so a failed run creates nothing, and a run killed with
+        SIGKILL leaves nothing behind). Without: a temporary directory of its own."""
+        if home is None:
+            return cls(Path(tempfile.mkdtemp(prefix="dshctl-git-home-")))
+        return cls(home, owned=False)
 
     def env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
@@ -80,9 +87,10 @@ class Git:
         return proc.stdout or b""
 
     def cleanup(self) -> None:
-        import shutil
+        if self.owned:
+            import shutil
 
-        shutil.rmtree(self.home, ignore_errors=True)
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
 def _git_reason(stderr: bytes) -> str:

@@ -86,8 +86,9 @@ class Store:
 
     @property
     def git(self) -> gitmod.Git:
-        if self._git is None:
-            self._git = gitmod.Git.create()
+        if self._git is None:  # git's HOME: a path in the store that is never made, not a
+            # directory in $TMPDIR, which a kill would leave behind
+            self._git = gitmod.Git.create(self.root / "git-home")
         return self._git
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -172,6 +173,8 @@ def test_a_run_killed_before_any_write_is_rolled_back_by_the_next_run(home, popu
     the next run on the profile (here a dry run) restore it byte for byte."""
     a, b = populated
     before = snapshot(home / "profiles" / "web")
+    temp = Path(tempfile.gettempdir())
+    temp_before = set(temp.iterdir())
     for n in range(1, 100):
         copy = tmp_path / f"k{n}"
         shutil.copytree(home, copy, symlinks=True)
@@ -184,6 +187,8 @@ def test_a_run_killed_before_any_write_is_rolled_back_by_the_next_run(home, popu
         run(copy, "add", [b.url, a.url])  # a fetch redoes what the killed one left
         store_consistent(copy)
     assert n > 10  # the run really was killed at every one of its writes
+    # git's HOME is the store's git-home/, not a temporary directory a kill would leave behind
+    assert not [p.name for p in set(temp.iterdir()) - temp_before if p.name.startswith("dshctl-")]
 
 
 def test_two_profiles_adding_the_same_commit_at_once_fetch_it_once(home, repos):
