@@ -1,4 +1,4 @@
-from dshctl.cli.app import main
+from dshctl.cli.app import program
 
 if __name__ == "__main__":
-    main()
+    program()

@@ -99,6 +99,20 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(_run(args))
 
 
+def program() -> None:
+    """The installed ``dshctl`` command and ``python -m dshctl``: ``main`` in a process of its
+    own, which then exits without tearing down its modules (cli/quick_exit.py). ``main`` itself
+    is what tests and other in-process callers use."""
+    try:
+        main()
+    except SystemExit as done:
+        if type(done.code) is not int or not 0 <= done.code <= 255:
+            raise
+        from dshctl.cli.quick_exit import leave
+
+        leave(done.code)
+
+
 def _run(args: list[str]) -> int:
     debug = "--debug" in args
     import dshctl.cli.shared as shared
