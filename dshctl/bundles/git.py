@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
@@ -27,20 +26,11 @@ class GitError(DshctlError):
 
 @dataclass
 class Git:
-    """A git runner whose ``HOME`` is a directory of dshctl's, so that no user or system config
-    is read (``GIT_CONFIG_GLOBAL`` and ``GIT_CONFIG_NOSYSTEM`` cover the rest)."""
+    """A git runner whose ``HOME`` is a path of dshctl's that need not exist and is never made:
+    git finds no user config there (``GIT_CONFIG_GLOBAL`` and ``GIT_CONFIG_NOSYSTEM`` cover the
+    rest), a failed run creates nothing, and a run killed with SIGKILL leaves nothing behind."""
 
     home: Path
-    owned: bool = True  # a temporary directory of its own, removed by ``cleanup``
-
-    @classmethod
-    def create(cls, home: Path | None = None) -> "Git":
-        """With ``home``: that path, which need not exist and is never made (git only looks for
-        config there and finds none; so a failed run creates nothing, and a run killed with
-        SIGKILL leaves nothing behind). Without: a temporary directory of its own."""
-        if home is None:
-            return cls(Path(tempfile.mkdtemp(prefix="dshctl-git-home-")))
-        return cls(home, owned=False)
 
     def env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
@@ -85,12 +75,6 @@ class Git:
             raise GitError(f"git failed while {what}: {_git_reason(proc.stderr)}",
                            hint="check that the source URL and ref exist and are reachable")
         return proc.stdout or b""
-
-    def cleanup(self) -> None:
-        if self.owned:
-            import shutil
-
-            shutil.rmtree(self.home, ignore_errors=True)
 
 
 def _git_reason(stderr: bytes) -> str:

@@ -129,11 +129,8 @@ class Installer:
             prof = _Profile(self.home, self.profile)
             self.faults.writes = 0  # write:<n> counts within each locked run
             tx = Transaction(self.home, prof.dir, faults=self.faults)
-            try:
-                with tx.running():
-                    return body(tx, prof)
-            finally:
-                self.store.close()
+            with tx.running():
+                return body(tx, prof)
 
     # -- install ------------------------------------------------------------------------------
 

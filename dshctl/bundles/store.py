@@ -88,13 +88,8 @@ class Store:
     def git(self) -> gitmod.Git:
         if self._git is None:  # git's HOME: a path in the store that is never made, not a
             # directory in $TMPDIR, which a kill would leave behind
-            self._git = gitmod.Git.create(self.root / "git-home")
+            self._git = gitmod.Git(self.root / "git-home")
         return self._git
-
-    def close(self) -> None:
-        if self._git is not None:
-            self._git.cleanup()
-            self._git = None
 
     def resolve(self, spec: GitSpec, *, offline: bool, refresh: bool) -> str:
         """The commit for ``spec``: pinned, else remembered and stored (no network), else ls-remote.

@@ -274,12 +274,9 @@ def test_disallowed_protocol_is_blocked_by_git_itself(home):
     from dshctl.bundles.git import Git, resolve_ref
     from dshctl.bundles.specs import GitSpec
 
-    g = Git.create()
-    try:
-        with pytest.raises(DshctlError, match="git failed"):
-            resolve_ref(g, GitSpec("x", "ext::sh -c true", None))
-    finally:
-        g.cleanup()
+    g = Git(home / "git-home")
+    with pytest.raises(DshctlError, match="git failed"):
+        resolve_ref(g, GitSpec("x", "ext::sh -c true", None))
 
 
 @pytest.mark.parametrize("field,value,message", [

@@ -48,13 +48,10 @@ def test_the_parser_on_git_lines():
 
 def test_fetch_reports_bytes_and_rate_from_a_git_daemon(repos, git_daemon, tmp_path):
     _src, commit = _big_bundle(repos)
-    runner = gitmod.Git.create()
+    runner = gitmod.Git(tmp_path / "git-home")
     seen: list[str] = []
-    try:
-        gitmod.fetch_commit(runner, f"{git_daemon}/dsh-big.git", commit, tmp_path / "r.git",
-                            progress=seen.append)
-    finally:
-        runner.cleanup()
+    gitmod.fetch_commit(runner, f"{git_daemon}/dsh-big.git", commit, tmp_path / "r.git",
+                        progress=seen.append)
     with_bytes = [m for m in seen if any(r in m for r in RATE)]
     assert with_bytes, seen[-5:]
     assert all(isinstance(m, TransferProgress) for m in seen)
@@ -62,18 +59,15 @@ def test_fetch_reports_bytes_and_rate_from_a_git_daemon(repos, git_daemon, tmp_p
 
 
 def test_a_failed_fetch_with_progress_still_names_gits_reason(git_daemon, tmp_path):
-    runner = gitmod.Git.create()
+    runner = gitmod.Git(tmp_path / "git-home")
     try:
-        try:
-            gitmod.fetch_commit(runner, f"{git_daemon}/missing.git", "a" * 40,
-                                tmp_path / "r.git", progress=lambda m: None)
-        except gitmod.GitError as exc:
-            assert "fatal:" in exc.message or "not found" in exc.message.lower() or \
-                "exported" in exc.message, exc.message
-        else:
-            raise AssertionError("fetching a missing repository succeeded")
-    finally:
-        runner.cleanup()
+        gitmod.fetch_commit(runner, f"{git_daemon}/missing.git", "a" * 40,
+                            tmp_path / "r.git", progress=lambda m: None)
+    except gitmod.GitError as exc:
+        assert "fatal:" in exc.message or "not found" in exc.message.lower() or \
+            "exported" in exc.message, exc.message
+    else:
+        raise AssertionError("fetching a missing repository succeeded")
 
 
 def _cli_on_pty(args: list[str], env: dict) -> tuple[int, str]:
