@@ -206,13 +206,17 @@ class NpmStore:
         unpacked = Path(tempfile.mkdtemp(prefix="npm-", dir=self.unpack_root())) \
             if self.unpack_root else scratch
         out: dict[str, StoredTarball] = {}
-        pools: list = []
+        pool = None
         try:
             # Download in threads (the network overlaps, with the resolution's early downloads
             # too); check, unpack and enter the store here, one package at a time, in order:
             # unpacking is CPU and file creation, and eight threads contending for the
             # interpreter cost more system time than they saved (docs/performance.md)
-            jobs = self._start_downloads(missing, registry, scratch, sink, pools)
+            if any(want.integrity not in self._early for want in missing):
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball")
+            jobs = self._start_downloads(missing, registry, scratch, sink, pool)
             for done, (want, job, early, tgz) in enumerate(jobs, 1):
                 tgz = self._downloaded(registry, want, job, early, tgz, sink)
                 scripts, files = self._unpack(want, tgz, unpacked / str(done - 1))
@@ -224,26 +228,22 @@ class NpmStore:
                     entry.fresh = unpacked / str(done - 1)
                 out[want.integrity] = entry
         finally:
-            for pool in pools:  # a refused package: the other downloads are not needed
+            if pool is not None:  # a refused package: the other downloads are not needed
                 pool.shutdown(wait=True, cancel_futures=True)
             shutil.rmtree(scratch, ignore_errors=True)
         return out
 
     def _start_downloads(self, missing: list[Wanted], registry: Registry, scratch: Path, sink,
-                         pools: list) -> list[tuple]:
+                         pool) -> list[tuple]:
         """``(want, job, early, tgz)`` for each package: the resolution's early download of it,
-        or one started now in a pool (made on the first, appended to ``pools``)."""
+        or one started now in ``pool``."""
         jobs = []
         for i, want in enumerate(missing):
             tgz = scratch / f"{i}.tgz"
             job = self._early.pop(want.integrity, None)
             early = job is not None
             if job is None:
-                if not pools:
-                    from concurrent.futures import ThreadPoolExecutor
-
-                    pools.append(ThreadPoolExecutor(max_workers=8, thread_name_prefix="tarball"))
-                job = pools[0].submit(self._download, registry, want, tgz, sink)
+                job = pool.submit(self._download, registry, want, tgz, sink)
             jobs.append((want, job, early, tgz))
         return jobs
 
