@@ -56,8 +56,11 @@ async def test_parse_error_keeps_old_tree_and_names_file_line_col(tmp_path):
         assert run.events("reload/failed")[-1]["message"] == f"config reload at {user_file(home)} failed"
         # the next valid edit applies normally
         write(user_file(home), "- id: a\n  config: {service: alpha, tag: fixed}\n")
-        await until(lambda: host.last_reload.verdict == "applied", what="recovery")
-        assert host.root.get("alpha").config["tag"] == "fixed"
+        # a second watch event for the same save may follow with "unchanged" at once: so wait for the
+        # tree, then read the verdicts that count (the history leaves out the watcher's no-op passes)
+        await until(lambda: host.root.get("alpha") is not None and host.root.get("alpha").config["tag"] == "fixed",
+                    what="recovery")
+        assert [o.verdict for o in host.reload_history][-2:] == ["rejected", "applied"]
 
 
 @run_async()
@@ -143,7 +146,8 @@ async def test_failure_event_is_broadcast_and_listener_errors_only_logged(tmp_pa
         await until(lambda: run.events("reload/listener-failed"), what="the listener failure log")
         # the watcher survived: a valid edit still applies
         write(user_file(home), "- id: a\n  config: {service: alpha, tag: after}\n")
-        await until(lambda: host.last_reload.verdict == "applied", what="the next edit")
+        await until(lambda: any(o.verdict == "applied" for o in host.reload_history), what="the next edit")
+        assert host.root.get("alpha").config["tag"] == "after"
 
 
 def test_profile_layer_is_overlay_at_boot_and_patches_on_a_live_reload(tmp_path):

@@ -70,8 +70,10 @@ def test_a_sub_agent_appears_at_its_tool_call_and_streams_its_transcript(browser
 
 
 def test_two_tabs_on_one_session_both_see_every_turn_the_second_opening_mid_turn(browser, tmp_path):
-    rounds = 6
-    replies = [{"text": f"round {i} " + "tok " * 40, "delayMs": 600} for i in range(rounds)]
+    # each reply streams for 4 s: the mid-turn checks below must not race the turn's end on a slow
+    # machine (600 ms once lost that race in CI while the first round waited for its session)
+    rounds = 3
+    replies = [{"text": f"round {i} " + "tok " * 40, "delayMs": 4000} for i in range(rounds)]
     home, port = chat_home(tmp_path, replies)
     with HostProcess(home):
         first = open_app(browser, home, port)
@@ -85,6 +87,7 @@ def test_two_tabs_on_one_session_both_see_every_turn_the_second_opening_mid_turn
             expect(first.locator("#log .msg.assistant[data-streaming]")).to_be_visible()   # mid-turn
             second.goto(f"http://127.0.0.1:{port}/#/sessions")    # the other tab (re)opens the session now
             second.goto(f"http://127.0.0.1:{port}/#/sessions/{session}")
+            expect(second.locator("#log .msg.assistant[data-streaming]")).to_be_visible()  # joined mid-turn
             for tab in (first, second):
                 done = tab.locator("#log .msg.assistant:not([data-streaming])", has_text=f"round {n} ")
                 expect(done).to_have_text((f"round {n} " + "tok " * 40).strip())
