@@ -17,11 +17,21 @@ _NOT_STARTED_TEXT = ("The tool call was interrupted before the Harness recorded 
                      "Retry it if it is still needed.")
 
 
+def _last_reset(events: list[dict]) -> int:
+    """Where the fold below may start: the last ``turn/start`` or ``turn/end``, each of which sets its
+    whole state, so nothing before it counts (a balanced log ends with one: restoring a long session
+    reads a few events, not all of them)."""
+    for i in range(len(events) - 1, -1, -1):
+        if events[i]["type"] in ("turn/start", "turn/end"):
+            return i
+    return 0
+
+
 def _open_tail(events: list[dict]):
     """The open turn, open step and unanswered calls (call id -> [step, tool/call seq or None])."""
     open_turn = open_step = None
     pending: dict[str, list] = {}
-    for event in events:
+    for event in events[_last_reset(events):]:
         kind, data = event["type"], event["data"]
         if kind == "turn/start":
             open_turn, open_step = data["turn"], None
