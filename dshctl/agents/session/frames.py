@@ -63,10 +63,11 @@ def _frame_end(buf: bytes, start: int) -> int | None:
     return offset
 
 
-def scan_frames(buf: bytes, max_frames: int | None = None) -> FrameScan:
-    """Locate complete frames; EOF inside the last one is reported as ``torn_start``."""
+def scan_frames(buf: bytes, max_frames: int | None = None, start: int = 0) -> FrameScan:
+    """Locate complete frames from ``start`` (a frame boundary); EOF inside the last one is reported
+    as ``torn_start``."""
     scan = FrameScan()
-    offset = 0
+    offset = start
     while offset < len(buf):
         end = _frame_end(buf, offset)
         if end is None:
