@@ -55,3 +55,42 @@ def test_incremental_view_equals_the_full_fold(ops):
             events.append(replace(seq, events, text))
         assert view.messages(events) == derive_history(events)
         assert view.header(events) == latest_request_header(events)
+
+
+def _checked(trace, event):
+    trace.accept(trace.check(event))
+    return event
+
+
+@settings(max_examples=200)
+@given(OPS, st.integers(0, 40))
+def test_a_view_seeded_from_the_validated_surface_equals_the_full_fold(ops, restart_at):
+    """A restored agent's view starts from the log's surface (LogTrace keeps it, surface rewrites
+    included), then folds what is appended after: at every point it is derive_history of the log."""
+    from dshctl.agents.session.trace import LogTrace
+    events, trace, view = [], LogTrace(nested=False), None
+    for n, (kind, text) in enumerate(ops):
+        seq = len(events)
+        if n == restart_at:
+            view = HistoryView.seeded(events, list(trace.surface))
+        if kind == "user":
+            events.append(_checked(trace, user(seq, text)))
+        elif kind == "assistant":
+            events.append(_checked(trace, assistant(seq, text)))
+        elif kind == "empty":
+            events.append(_checked(trace, assistant(seq, "")))
+        elif kind == "header":
+            events.append(_checked(trace, header(seq, text)))
+        elif kind == "chunk":
+            events.append(_checked(trace, {"type": "assistant/chunk", "seq": seq, "time": 0, "data": {}}))
+        elif kind == "replace" and trace.surface:
+            lo = len(text) % len(trace.surface)                      # any run of the surface
+            hi = lo + ord(text[0]) % (len(trace.surface) - lo)
+            event = user(seq, text)
+            event["surfaceOp"] = {"op": "replace", "start": trace.surface[lo], "end": trace.surface[hi]}
+            event["sourceEventSeqs"] = trace.surface[lo:hi + 1]
+            events.append(_checked(trace, event))
+        if view is not None:
+            assert view.messages(events) == derive_history(events)
+            assert view.header(events) == latest_request_header(events)
+    assert HistoryView.seeded(events, list(trace.surface)).messages(events) == derive_history(events)

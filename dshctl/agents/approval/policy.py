@@ -24,7 +24,7 @@ ASK_SENTENCE = ("Approval policy: ask. Operations that require approval may ask 
 
 
 def _last(events, kind: str, key: str, allowed) -> str | None:
-    for event in reversed(list(events)):
+    for event in reversed(events if isinstance(events, list) else list(events)):
         if isinstance(event, dict) and event.get("type") == kind:
             value = (event.get("data") or {}).get(key)
             return value if value in allowed else None
@@ -42,7 +42,7 @@ def fold_permission_preset(events) -> str | None:
 
 def has_open_turn(events) -> bool:
     """Inside a ``turn/start`` not yet closed by ``turn/end`` (the audit pair must be turn-enclosed)."""
-    for event in reversed(list(events)):
+    for event in reversed(events if isinstance(events, list) else list(events)):
         kind = event.get("type") if isinstance(event, dict) else None
         if kind == "turn/start":
             return True

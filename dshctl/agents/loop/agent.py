@@ -32,9 +32,11 @@ class Agent:
         self.abort_cause: dict | None = None
         self.call_counts: dict[str, int] = {}   # the repeat guard's tally, reset each turn
         self.repeat_limit = int(options.get("repeatLimit", 3))
-        self.last_turn = max((e["data"]["turn"] for e in session.events if e["type"] == "turn/start"),
-                             default=0)
-        self.history = HistoryView()      # the model's view of the log, folded incrementally
+        # the newest turn/start is the highest: a log opened for writing numbers its turns 1, 2, …
+        # (the nested trace enforces it), and a long one ends near it
+        self.last_turn = next((e["data"]["turn"] for e in reversed(session.events) if e["type"] == "turn/start"),
+                              0)
+        self.history = HistoryView.seeded(session.events, session.surface())   # then folded as it grows
         self.request_header_logged = False  # this instance's first request logs its header (dsh)
         self._driver: asyncio.Task | None = None
         self.disposed = False

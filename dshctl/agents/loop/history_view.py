@@ -4,11 +4,13 @@
 step. This view folds only the events appended since its last look, and falls back to the full fold
 whenever the surface is rewritten (a ``replace`` op, as compaction writes), so it is always exactly
 ``derive_history(events)`` — a property test holds it to that. The newest ``request/header`` is
-tracked the same way.
+tracked the same way. An agent on a restored log starts from the log's surface (the seqs of its
+model-visible events, which validation keeps), so its first look reads those ~1,000 events of a
+10,000-event session, not all of them.
 """
 from __future__ import annotations
 
-from dshctl.agents.session.history import canonical_header, derive_history, event_message
+from dshctl.agents.session.history import canonical_header, derive_history, event_message, latest_request_header
 
 SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -18,6 +20,15 @@ class HistoryView:
         self._seen = 0
         self._messages: list[dict] = []
         self._header: dict | None = None
+
+    @classmethod
+    def seeded(cls, events: list[dict], surface: list[int]) -> "HistoryView":
+        """The view of ``events`` whose surface is ``surface`` (seqs are list indexes: contiguous)."""
+        view = cls()
+        view._messages = [m for m in (event_message(events[seq]) for seq in surface) if m is not None]
+        view._header = latest_request_header(events)
+        view._seen = len(events)
+        return view
 
     def _catch_up(self, events: list[dict]) -> None:
         if len(events) < self._seen:          # a different (shorter) log: start over

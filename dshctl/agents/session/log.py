@@ -114,6 +114,10 @@ class SessionLog:
     def id(self) -> str:
         return self.header["id"]
 
+    def surface(self) -> list[int]:
+        """The seqs of the model-visible events, in order (what ``derive_history`` folds to)."""
+        return list(self._trace.surface)
+
     @property
     def pending(self) -> int:
         return len(self.events) - self._durable

@@ -36,21 +36,18 @@ TOOL = "exit_plan_mode"
 
 
 def fold_plan_mode(events) -> bool:
-    active = False
-    for event in events or ():
+    """The newest ``plan/mode`` event decides (read from the end: a long log is not walked)."""
+    for event in reversed(events or ()):
         if event.get("type") == "plan/mode" and isinstance(event.get("data"), dict):
-            active = event["data"].get("active") is True
-    return active
+            return event["data"].get("active") is True
+    return False
 
 
 def _turn_open(events) -> bool:
-    open_ = False
-    for event in events or ():
-        if event.get("type") == "turn/start":
-            open_ = True
-        elif event.get("type") == "turn/end":
-            open_ = False
-    return open_
+    for event in reversed(events or ()):
+        if event.get("type") in ("turn/start", "turn/end"):
+            return event["type"] == "turn/start"
+    return False
 
 
 def plan_command(message) -> str | None:
