@@ -18,6 +18,11 @@ against the same registries: before/after figures from one run.
 dshctl's modules are byte-compiled first (``compileall``), as pip does when it installs dshctl: with
 ``PYTHONDONTWRITEBYTECODE`` set (as on the shared machine) every run would otherwise compile them
 again, ~30 ms that no installed copy pays.
+
+On ext4 without a journal (the shared machine's disk) creating a file right after a large delete
+costs up to ~40x more kernel time (the allocator skips inodes freed in the last ~30 s), and dshctl
+creates more inodes than pnpm (copies, not links): start it 30 s after other benchmarks' cleanup
+(docs/performance.md, issue 30, the disk note).
 """
 from __future__ import annotations
 
