@@ -1,36 +1,12 @@
 """The closers a restore appends to a turn a crash left open (``repair.py``) start their fold at the
-last ``turn/start`` / ``turn/end`` instead of the log's first event; a hypothesis property holds them
-to the fold over every event, on logs with open and closed turns, steps and calls in any order."""
+last ``turn/start`` / ``turn/end`` instead of the log's first event; a hypothesis property holds that
+fold, and the closers made from it, to the same fold over every event, on logs with open and closed
+turns, steps and calls in any order."""
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from dshctl.agents.session.repair import interrupted_turn_closers
-
-
-def _full_fold(events):
-    """The reference: the open turn, step and unanswered calls, folded from the first event."""
-    open_turn = open_step = None
-    pending: dict[str, list] = {}
-    for event in events:
-        kind, data = event["type"], event["data"]
-        if kind in ("turn/start", "turn/end"):
-            open_turn, open_step = (data["turn"] if kind == "turn/start" else None), None
-            pending.clear()
-        elif kind == "step/start":
-            open_step = data["step"]
-        elif kind == "step/end":
-            open_step = None
-            pending.clear()
-        elif kind == "assistant/message":
-            for block in data["message"]["content"]:
-                if block.get("type") == "tool-call":
-                    pending[block["id"]] = [data["step"], None]
-        elif kind == "tool/call" and data["callId"] in pending:
-            pending[data["callId"]][1] = event["seq"]
-        elif kind == "tool/result":
-            pending.pop(data["message"]["source"]["callId"], None)
-    return open_turn, open_step, pending
+from dshctl.agents.session.repair import _fold_tail, _open_tail, interrupted_turn_closers
 
 
 CALL_IDS = st.sampled_from(["c1", "c2", "c3"])
@@ -58,7 +34,8 @@ def _numbered(events):
 @given(st.lists(EVENT, max_size=40))
 def test_the_closers_match_a_fold_over_every_event(raw):
     events = _numbered(raw)
-    open_turn, open_step, pending = _full_fold(events)
+    open_turn, open_step, pending = _fold_tail(events)       # the fold from the first event
+    assert _open_tail(events) == (open_turn, open_step, pending)
     closers = interrupted_turn_closers(events)
     if open_turn is None or not events:
         assert closers == []

@@ -29,9 +29,13 @@ def _last_reset(events: list[dict]) -> int:
 
 def _open_tail(events: list[dict]):
     """The open turn, open step and unanswered calls (call id -> [step, tool/call seq or None])."""
+    return _fold_tail(events[_last_reset(events):])
+
+
+def _fold_tail(events: list[dict]):
     open_turn = open_step = None
     pending: dict[str, list] = {}
-    for event in events[_last_reset(events):]:
+    for event in events:
         kind, data = event["type"], event["data"]
         if kind == "turn/start":
             open_turn, open_step = data["turn"], None
