@@ -10,7 +10,8 @@ model-visible events, which validation keeps), so its first look reads those ~1,
 """
 from __future__ import annotations
 
-from dshctl.agents.session.history import canonical_header, derive_history, event_message, latest_request_header
+from dshctl.agents.session.history import (canonical_header, derive_history, event_message,
+                                           latest_request_header, messages_of)
 
 SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -25,7 +26,7 @@ class HistoryView:
     def seeded(cls, events: list[dict], surface: list[int]) -> "HistoryView":
         """The view of ``events`` whose surface is ``surface`` (seqs are list indexes: contiguous)."""
         view = cls()
-        view._messages = [m for m in (event_message(events[seq]) for seq in surface) if m is not None]
+        view._messages = messages_of(events[seq] for seq in surface)
         view._header = latest_request_header(events)
         view._seen = len(events)
         return view

@@ -44,12 +44,12 @@ def event_message(event: dict) -> dict | None:
 
 
 def derive_history(events: list[dict]) -> list[dict]:
-    out = []
-    for event in surface_nodes(events):
-        message = event_message(event)
-        if message is not None:
-            out.append(message)
-    return out
+    return messages_of(surface_nodes(events))
+
+
+def messages_of(nodes) -> list[dict]:
+    """The messages of surface ``nodes`` (events), in order; a node without one is skipped."""
+    return [m for m in map(event_message, nodes) if m is not None]
 
 
 def canonical_header(header: dict) -> dict:
