@@ -29,7 +29,7 @@ from pathlib import Path
 
 from dshctl.agents.session import frames
 from dshctl.agents.session.trace import LogTrace, TraceState
-from dshctl.core.gcpause import gc_paused
+from dshctl.core.gcpause import build_long_lived
 
 FILE_NAME = ".restore"
 _MAGIC = b"dshctl-restore/3\n"
@@ -69,8 +69,9 @@ def load(log_path: Path, buf: bytes) -> Checkpoint | None:
     if not secrets.compare_digest(seal, _seal(key, frame)):
         return None      # not written by this user's dshctl (copied, forged) or damaged
     try:
-        with gc_paused():     # ~30,000 containers for 10,000 events, all kept: nothing to collect
-            end, digest, events, state, surface, lines = marshal.loads(frames.decompress_frame(frame))
+        # ~30,000 containers for 10,000 events, all kept (and acyclic): nothing to collect, ever
+        body = frames.decompress_frame(frame)
+        end, digest, events, state, surface, lines = build_long_lived(lambda: marshal.loads(body))
     except (frames.FrameCorruption, ValueError, EOFError, TypeError):
         return None
     if not (type(end) is int and 0 < end <= len(buf) and type(events) is list and type(surface) is list
