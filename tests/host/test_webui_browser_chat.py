@@ -1,7 +1,8 @@
 """The chat in Debian's chromium against ``dshctl host run`` (issue 26): a delegating turn shows its
 sub-agent at the tool call (label, model, state, stop reason), expandable to the child's transcript
 while it streams; two tabs on one session both see every turn, the second opening mid-turn each
-round; ``/preset`` is checked against the host's presets as it is typed."""
+round; ``/preset`` is checked against the host's presets as it is typed; what is typed while a
+message is on its way stays the user's."""
 from __future__ import annotations
 
 import json
@@ -119,4 +120,34 @@ def test_preset_is_checked_as_typed_against_the_hosts_presets(browser, tmp_path)
         message.fill("hello")
         message.press("Enter")
         expect(page.locator("#chat-meta")).to_contain_text("preset reviewer")
+        page.close()
+
+
+def test_what_is_typed_while_a_message_is_on_its_way_is_kept(browser, tmp_path):
+    home, port = chat_home(tmp_path, [{"text": "answer 1"}, {"text": "answer 2"}])
+    with HostProcess(home):
+        page = open_app(browser, home, port)
+        message = page.get_by_role("textbox", name="Message")
+        held = []                                           # the send, held in the browser until released
+        page.route("**/api/chat/send", lambda route: held.append(route))
+        message.fill("first")
+        message.press("Enter")
+        expect(message).to_have_value("")                   # taken at once, before the host answers
+        while not held:
+            page.wait_for_timeout(20)
+        message.fill("/model other-model")                  # for the next message, typed meanwhile
+        message.press("Enter")
+        message.fill("a draft")
+        held[0].continue_()
+        page.unroute("**/api/chat/send")
+        expect(page.locator("#log .msg.assistant", has_text="answer 1")).to_be_visible()
+        expect(message).to_have_value("a draft")             # the host's answer did not wipe it
+        message.fill("/model")
+        message.press("Enter")
+        expect(page.locator("#log .msg.note").last).to_have_text("model other-model from the next message")
+        message.fill("second")
+        with page.expect_request("**/api/chat/send") as sent:
+            message.press("Enter")
+        assert json.loads(sent.value.post_data)["model"] == "other-model"
+        expect(page.locator("#log .msg.assistant", has_text="answer 2")).to_be_visible()
         page.close()

@@ -151,14 +151,20 @@ async function send(mode) {
   $("chat-error").hidden = true;
   const problem = await checkTyped(text, api).catch(() => null);
   if (problem) { showTyped(problem); return; }          // a /preset the host does not have: not taken
-  if (text.trim().startsWith("/") && command(text, { state, add, h, openSession })) { box.value = ""; return; }
+  // The line leaves the box as it is taken, not when the host answers: what is typed while the
+  // message is on its way (the next line, a /model for the next message) is the user's, not ours.
+  if (box.value === text) box.value = "";
+  if (text.trim().startsWith("/") && command(text, { state, add, h, openSession })) return;
+  const next = state.next;
+  state.next = {};                                      // this message's; a refused /preset … is not kept
   try {
-    const sent = await api.post("/api/chat/send", { session: state.session, text, mode, ...state.next });
-    state.next = {};
-    box.value = "";
+    const sent = await api.post("/api/chat/send", { session: state.session, text, mode, ...next });
     if (sent.session !== state.session) location.hash = `#/sessions/${encodeURIComponent(sent.session)}`;
     loadSessions();
-  } catch (error) { state.next = {}; showError(error); }   // a refused /preset … is not kept
+  } catch (error) {
+    if (!box.value) box.value = text;                  // not sent: the line comes back to be fixed
+    showError(error);
+  }
 }
 
 // The chat box is checked as it is typed (a /preset the host does not have shows its error at once).
