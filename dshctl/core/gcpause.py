@@ -7,6 +7,7 @@ import gc
 from typing import Callable, Iterator, TypeVar
 
 T = TypeVar("T")
+_SETTLED = False   # freeze_settled_heap ran: this is a long-running process (gc.get_freeze_count walks the list)
 
 
 @contextlib.contextmanager
@@ -31,9 +32,18 @@ def freeze_settled_heap() -> int:
     frozen cycle that becomes garbage later (a module unloaded by a reload) is not reclaimed; that
     is bounded by what one start-up loaded. Never for an in-process host in a test run (its hosts
     come and go)."""
+    global _SETTLED
     gc.collect()
     gc.freeze()
+    _SETTLED = True
     return gc.get_freeze_count()
+
+
+def thaw_heap() -> None:
+    """Undo ``freeze_settled_heap`` (tests): the heap rejoins the collector's oldest generation."""
+    global _SETTLED
+    gc.unfreeze()
+    _SETTLED = False
 
 
 def build_long_lived(build: Callable[[], T]) -> T:
@@ -43,7 +53,7 @@ def build_long_lived(build: Callable[[], T]) -> T:
     the ones after walk it again as it ages. The garbage made so far is collected first, so the freeze
     keeps nothing unreachable; what ``build`` makes must be acyclic (``marshal`` data is), so that
     reference counting still frees it once dropped."""
-    if gc.get_freeze_count() == 0:   # a CLI run, a test run: the usual generations
+    if not _SETTLED:   # a CLI run, a test run: the usual generations
         with gc_paused():
             return build()
     gc.collect()   # walks only what was made since the last freeze

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from dshctl.core.gcpause import build_long_lived, freeze_settled_heap
+from dshctl.core.gcpause import build_long_lived, freeze_settled_heap, thaw_heap
 
 
 class Node:
@@ -26,7 +26,7 @@ def test_the_boot_heap_is_frozen_after_its_garbage_is_collected():
         assert frozen >= gc.get_freeze_count() > 1000
         assert len(gc.get_objects(generation=2)) < frozen / 10   # full collections skip them now
     finally:
-        gc.unfreeze()
+        thaw_heap()
     assert gc.get_freeze_count() == 0
 
 
@@ -57,7 +57,7 @@ def test_after_the_heap_froze_a_build_is_frozen_too_and_the_garbage_before_it_co
         del built                                   # acyclic: reference counting still frees it
         assert gc.get_freeze_count() < before + 1001
     finally:
-        gc.unfreeze()
+        thaw_heap()
 
 
 def test_a_restore_in_a_host_that_froze_its_heap_leaves_the_restored_events_frozen(tmp_path):
@@ -78,4 +78,4 @@ def test_a_restore_in_a_host_that_froze_its_heap_leaves_the_restored_events_froz
         assert again.from_checkpoint > checkpoint.SAVE_AFTER
         assert not _in_young_generations(again.scan.events[0])
     finally:
-        gc.unfreeze()
+        thaw_heap()
