@@ -341,3 +341,34 @@ def test_cache_entries_skip_fsync_and_a_torn_entry_is_a_miss(tmp_path, monkeypat
     assert synced == [] and (tmp_path / "entry").read_bytes() == sealed
     assert disk.unseal(sealed) == b"payload " * 20
     assert all(disk.unseal(sealed[:n]) is None for n in range(len(sealed)))
+
+
+def test_read_regular_reads_files_and_nothing_else(tmp_path):
+    read_regular = diskcache.read_regular
+    (tmp_path / "f").write_bytes(b"x" * 1000)
+    assert read_regular(str(tmp_path / "f"), 1000) == b"x" * 1000
+    assert read_regular(str(tmp_path / "f"), 999) is None            # over the size limit
+    (tmp_path / "empty").write_bytes(b"")
+    assert read_regular(str(tmp_path / "empty"), 10) == b""
+    os.mkfifo(tmp_path / "fifo")                                     # no writer: must not block
+    assert read_regular(str(tmp_path / "fifo"), 10) is None
+    assert read_regular(str(tmp_path), 10) is None
+    assert read_regular(str(tmp_path / "missing"), 10) is None
+
+
+def test_read_regular_reads_a_file_that_grows_while_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "growing"
+    path.write_bytes(b"a" * 100)
+    real_read = os.read
+    grown = []
+
+    def read_then_grow(fd, n):          # the file grows between the fstat and the first read
+        if not grown:
+            grown.append(1)
+            with open(path, "ab") as fh:
+                fh.write(b"b" * 70_000)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(os, "read", read_then_grow)
+    assert diskcache.read_regular(str(path), 1 << 20) == b"a" * 100 + b"b" * 70_000
+    assert diskcache.read_regular(str(path), 50_000) is None          # now over the limit

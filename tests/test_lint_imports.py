@@ -93,3 +93,24 @@ def test_dshctl_lint_with_every_file_cached_imports_no_parser_schema_rule_or_typ
     out, code, modules = _cli("lint", str(target), env=env)
     assert (out, code) == (cold_out, cold_code) and code == 1 and "[schema]" in out
     assert under(modules, *MISS_ONLY, "typer", "click", "rich", "dataclasses") == []  # ~8 ms of start-up
+
+
+CLEAN_RUN = """
+import sys
+from dshctl.lint.parallel import run_cached
+from dshctl.lint.plan import LintOptions
+result = run_cached(sys.argv[1:], LintOptions())
+had_json = "json" in sys.modules        # before this probe imports it to answer
+import json
+print(json.dumps({"files": result.files, "diags": len(result.diagnostics), "json": had_json}))
+"""
+
+
+def test_a_cached_lint_of_a_clean_tree_imports_no_json(tmp_path):
+    target = write_inputs(tmp_path)
+    (target / "cordis.patch.yml").write_text("- id: row-0\n  disabled: true\n")   # no finding now
+    env = clean_env(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cold = _run(CLEAN_RUN, str(target), env=env)
+    assert cold["diags"] == 0 and cold["files"] == 7
+    warm = _run(CLEAN_RUN, str(target), env=env)
+    assert (warm["files"], warm["diags"], warm["json"]) == (7, 0, False)   # clean entries are words

@@ -142,6 +142,7 @@ class ConfigResolver:
         self._by_dir: dict[Path, LintConfig] = {}
         self._loaded: dict[Path, LintConfig] = {}
         self._parents: dict[Path, Path] = {}
+        self._by_parent_name: dict[str, LintConfig] = {}   # a regular file's directory, as written
         self._explicit = None
         if explicit is not None:
             if not str(explicit).strip():  # a Loc of spaces reads as no location at all
@@ -155,7 +156,18 @@ class ConfigResolver:
     def for_path(self, path: Path) -> LintConfig:
         if self._explicit is not None:
             return self._explicit
-        return self._for_dir(self._start(path))
+        name = str(path)
+        try:
+            regular = stat.S_ISREG(os.lstat(name).st_mode)
+        except (OSError, ValueError):
+            regular = False
+        if not regular:             # a link, a directory, a missing file: resolved on their own
+            return self._for_dir(self._start(path))
+        where = os.path.dirname(name)  # the files of one directory share its config: one lookup each
+        found = self._by_parent_name.get(where)
+        if found is None:
+            found = self._by_parent_name[where] = self._for_dir(self._resolved_dir(path.parent))
+        return found
 
     def _start(self, path: Path) -> Path:
         """The resolved directory whose config applies to ``path``: the file's own (a symlink's
@@ -275,8 +287,8 @@ def config_file_in(directory: Path) -> Path | None:
     where = str(directory)
     if os.path.isfile(os.path.join(where, CONFIG_FILE)):  # strings: asked once per directory linted
         return directory / CONFIG_FILE
-    pyproject = directory / PYPROJECT
     if os.path.isfile(os.path.join(where, PYPROJECT)):
+        pyproject = directory / PYPROJECT
         try:
             text = pyproject.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

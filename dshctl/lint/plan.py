@@ -6,7 +6,6 @@ rule module (``tests/test_lint_imports.py`` keeps that budget). ``pipeline`` re-
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 
@@ -84,7 +83,7 @@ class Policies:
         key = (kind, id(policy))
         found = self._salts.get(key)
         if found is None:
-            found = kind + "\0" + json.dumps(sorted(policy.levels.items()))
+            found = kind + "\0" + repr(sorted(policy.levels.items()))   # rule ids to level words
             if policy in self._by_config.values():  # a shared policy: its salt is shared too
                 self._salts[key] = found
         return found

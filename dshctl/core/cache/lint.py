@@ -8,15 +8,12 @@ diagnostics and whether it counted as checked. No stat data is trusted: every ru
 file, so an edit within one timestamp tick is still seen. Entries are sealed files under
 ``<cache root>/lint`` (``diskcache``), 64 MiB at most.
 
-This module imports no parser: a run where every file hits never loads ruamel or jsonschema.
+This module imports no parser: a run where every file hits never loads ruamel or jsonschema, nor
+json when every hit is clean (a clean result is stored as a word, findings as JSON).
 """
 from __future__ import annotations
 
-import json
-import os
-import stat
 from functools import lru_cache
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing is not imported at run time (a cached lint's start-up)
 if TYPE_CHECKING:
@@ -24,9 +21,9 @@ if TYPE_CHECKING:
 
 from dshctl.core.data import schemas_dir
 from dshctl.core.diagnostics import Diagnostic
-from dshctl.core.cache.disk import DiskCache, code_version, key_digest, sha256
+from dshctl.core.cache.disk import DiskCache, code_version, extend_key, key_prefix, new_hash, read_regular
 
-FORMAT = 1
+FORMAT = 2   # 2: clean results as words, not JSON
 MAX_BYTES = 64 * 1024 * 1024
 MAX_CACHED_FILE = 4 * 1024 * 1024  # bigger files are linted every time (and never stored)
 
@@ -37,36 +34,43 @@ Result = tuple[list[Diagnostic], bool]
 
 @lru_cache(maxsize=None)
 def schema_digest() -> str:
-    h = sha256()
+    h = new_hash()
     for path in sorted(schemas_dir().glob("*.json")):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
 def config_digest(rule_config: Mapping[str, Any] | None) -> str:
-    return sha256(json.dumps(rule_config or {}, sort_keys=True, default=str).encode()).hexdigest()
+    """The rule configuration (rule ids to levels and options: plain data), in a stable order."""
+    return new_hash(repr(sorted((rule_config or {}).items())).encode()).hexdigest()
 
 
 def _read(path: str) -> bytes | None:
     """The bytes of a regular file of cacheable size; None sends the file down the uncached path
     (which reports a directory, a FIFO, a missing or an oversized file with its own message)."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHED_FILE:
-            return None
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
+    return read_regular(path, MAX_CACHED_FILE)
+
+
+CLEAN = {True: b"clean", False: b"clean, not counted"}
+_CLEAN_RESULTS = {word: counted for counted, word in CLEAN.items()}
 
 
 def _encode(result: Result) -> bytes:
     diags, counted = result
+    if not diags:
+        return CLEAN[bool(counted)]
+    import json
+
     return json.dumps([counted, [[d.file, d.line, d.column, d.rule, d.severity, d.message, d.hint,
                                   d.json_path] for d in diags]]).encode()
 
 
 def _decode(payload: bytes) -> Result | None:
+    counted = _CLEAN_RESULTS.get(payload)
+    if counted is not None:
+        return [], counted
+    import json
+
     try:
         counted, rows = json.loads(payload)
         return [Diagnostic(*row) for row in rows], bool(counted)
@@ -79,10 +83,11 @@ class LintCache:
         self.store = DiskCache("lint", MAX_BYTES, enabled=enabled)
         self.fixed = (str(FORMAT), code_version(), schema_digest() if self.store.enabled else "",
                       config_digest(rule_config))
+        self._prefix = key_prefix("lint", *self.fixed)   # hashed once, extended per file
         self.hits = 0
 
     def key(self, path: str, explicit: bool, data: bytes) -> str:
-        return key_digest("lint", *self.fixed, path, "1" if explicit else "0", data)
+        return extend_key(self._prefix, path, "1" if explicit else "0", data)
 
     def get(self, path: str, explicit: bool, data: bytes) -> Result | None:
         payload = self.store.get(self.key(path, explicit, data))

@@ -1,7 +1,6 @@
 """Recognise a dsh configuration file's kind from its name (and, for package.json, its content)."""
 from __future__ import annotations
 
-import fnmatch
 import os
 from pathlib import Path, PurePath
 
@@ -43,11 +42,27 @@ _NAME_PATTERNS: list[tuple[str, str]] = [
 YAML_KINDS = frozenset({ENTRY_LIST, PATCH_LIST, PRESET, SETTINGS})
 
 
+def _matcher(pattern: str):
+    """``fnmatchcase(name, pattern)`` for a pattern with at most one ``*`` and no other wildcard,
+    as a prefix and suffix test: fnmatch compiles a regular expression per pattern (~1 ms of a
+    cached lint's 30 for these 13)."""
+    if any(c in pattern for c in "?[") or pattern.count("*") > 1:
+        raise ValueError(f"file kind pattern {pattern!r}: one '*' at most, no '?' or '['")
+    if "*" not in pattern:
+        return pattern.__eq__
+    head, tail = pattern.split("*")
+    least = len(head) + len(tail)
+    return lambda name: len(name) >= least and name.startswith(head) and name.endswith(tail)
+
+
+_MATCHERS = [(_matcher(pattern), kind) for pattern, kind in _NAME_PATTERNS]
+
+
 def kind_of(path: str | PurePath) -> str | None:
     """The file kind for ``path``'s name, or None when dshctl does not lint it."""
-    name = PurePath(path).name
-    for pattern, kind in _NAME_PATTERNS:
-        if fnmatch.fnmatchcase(name, pattern):
+    name = (path if isinstance(path, PurePath) else PurePath(path)).name
+    for matches, kind in _MATCHERS:
+        if matches(name):
             return kind
     return None
 
@@ -99,7 +114,8 @@ def discover(paths: Iterable[str | Path], known=None) -> list[tuple[Path, bool]]
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                found += [(Path(root, f), False) for f in sorted(files) if known(Path(root, f))]
+                base = Path(root)   # one Path per directory; its files join onto it
+                found += [(file, False) for file in map(base.joinpath, sorted(files)) if known(file)]
         elif p.exists():
             found.append((p, True))
         else:
