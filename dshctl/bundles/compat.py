@@ -4,10 +4,10 @@ This is the ONE place the implemented versions are declared (docs/bundles.md, "C
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dshctl.bundles.semver import InvalidRange, Range, workspace_range
+from dshctl.records import record
 
 # The dsh release whose configuration model dshctl reproduces, and the Cordis it ships.
 IMPLEMENTED_APIS: dict[str, str] = {
@@ -19,7 +19,7 @@ DSH_VERSION = IMPLEMENTED_APIS["@deepseek-ai/dsh"]
 _ANY = {"", "*", "x", "X", "latest"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Conflict:
     """A declared range that the implemented version does not satisfy."""
 

@@ -3,12 +3,12 @@
 only comes in through npm (both as pnpm shows them)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from dshctl.bundles import lock as lockmod
+from dshctl.records import field, record
 
 
-@dataclass
+@record
 class Node:
     name: str
     version: str | None

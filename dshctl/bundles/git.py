@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from dshctl.bundles.specs import GitSpec, is_commit
 from dshctl.errors import DshctlError
+from dshctl.records import record
 
 ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
 # Per-command config that beats anything a repository could carry: no hooks, no fsmonitor,
@@ -24,7 +24,7 @@ class GitError(DshctlError):
     pass
 
 
-@dataclass
+@record
 class Git:
     """A git runner whose ``HOME`` is a path of dshctl's that need not exist and is never made:
     git finds no user config there (``GIT_CONFIG_GLOBAL`` and ``GIT_CONFIG_NOSYSTEM`` cover the

@@ -7,7 +7,6 @@ No code from a package runs at install time; only its ``package.json`` and patch
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -30,6 +29,7 @@ from dshctl.bundles.transaction import (Faults, Transaction, profile_lock, recov
                                        store_use_lock)
 from dshctl.core.compose.profile import USER_LAYER_TEMPLATE, check_profile_name, profile_dir
 from dshctl.errors import DshctlError, Loc
+from dshctl.records import record
 
 if TYPE_CHECKING:  # the npm modules load only when a bundle has npm dependencies
     from dshctl.bundles.npm.deps import NpmDeps
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the npm modules load only when a bundle has npm dependencie
 LOCK_FILE = lockmod.LOCK_NAME
 
 
-@dataclass
+@record
 class _Plan:
     spec: GitSpec | RegistrySpec | TarballSpec
     stored: StoredPackage

@@ -7,15 +7,15 @@ and ``--max-file-mb`` raise them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from dshctl.errors import DshctlError
+from dshctl.records import record
 
 MB = 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     total_bytes: int = 256 * MB  # also the cap on a downloaded npm tarball (--max-package-mb)
     files: int = 50_000

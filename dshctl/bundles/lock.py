@@ -15,18 +15,18 @@ Format (docs/bundles.md)::
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dshctl.bundles.specs import is_commit, parse_spec
 from dshctl.errors import DshctlError, Loc
 from dshctl.core.yaml.jsvalue import json_dumps
+from dshctl.records import as_dict, field, record
 
 LOCK_NAME = "dshctl.lock.json"
 LOCKFILE_VERSION = 1
 
 
-@dataclass
+@record
 class LockEntry:
     spec: str
     url: str
@@ -120,7 +120,7 @@ def _check_npm(path: Path, name: str, entry: LockEntry) -> None:
 
 
 def _plain(entry: LockEntry) -> dict:
-    data = asdict(entry)
+    data = as_dict(entry)
     data.pop("npm_problem", None)   # a reading, never written
     if data["registry"] is None:
         del data["registry"]  # git entries keep the format they had

@@ -2,11 +2,11 @@
 installer's request and result, rendered by ``dshctl plugin`` and previewed by ``update --dry-run``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from dshctl.bundles.limits import Limits
+from dshctl.records import field, record
 
 
 class TransferProgress(str):
@@ -16,7 +16,7 @@ class TransferProgress(str):
     is_transfer = True  # what the CLI checks, without importing this module
 
 
-@dataclass
+@record
 class Options:
     offline: bool = False
     dry_run: bool = False
@@ -28,7 +28,7 @@ class Options:
     cwd: Path | None = None  # relative local specs are anchored here
 
 
-@dataclass
+@record
 class Change:
     name: str
     action: str  # added | updated | unchanged | removed | installed
@@ -49,7 +49,7 @@ class Change:
                 "npmPackages": self.npm_packages}
 
 
-@dataclass
+@record
 class Outcome:
     profile: str
     directory: Path

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from dshctl.bundles import compat
 from dshctl.errors import DshctlError, Loc
+from dshctl.records import field, record
 
 PLAIN_WARNING = ("dsh: warning: {name} declares no dsh.bundle — installed as a plain dependency, "
                  "not a profile layer (a later update that gains one activates it automatically)")
 
 
-@dataclass
+@record
 class PackageInfo:
     name: str
     version: str | None

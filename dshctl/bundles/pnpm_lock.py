@@ -9,17 +9,17 @@ there) keep their entries, with everything their snapshots reach. See docs/bundl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from dshctl.errors import DshctlError, Loc
+from dshctl.records import field, record
 
 LOCK_NAME = "pnpm-lock.yaml"
 SETTINGS = {"autoInstallPeers": False, "excludeLinksFromLockfile": False}
 _FLOW_KEYS = {"resolution", "engines", "cpu", "os", "libc"}
 
 
-@dataclass
+@record
 class PnpmLock:
     importer: dict[str, dict] = field(default_factory=dict)  # name -> {specifier, version}
     packages: dict[str, dict] = field(default_factory=dict)

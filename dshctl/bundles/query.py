@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dshctl.bundles import lock as lockmod
@@ -11,9 +10,10 @@ from dshctl.bundles.store import Store
 from dshctl.bundles.tree import diff_digests, file_digests, tree_hash
 from dshctl.core.compose.profile import profile_dir
 from dshctl.errors import DshctlError, Loc
+from dshctl.records import as_dict, field, record
 
 
-@dataclass
+@record
 class PackageRow:
     name: str
     spec: str | None  # as recorded in dependencies
@@ -124,7 +124,7 @@ def why(home: Path, profile: str, name: str) -> dict:
     return {"name": name, "profile": profile, "reasons": reasons,
             "directory": str(directory), "npm": [t.to_dict() for t in npm_trees],
             "dependency": deps.get(name), "position": bundles.index(name) + 1 if name in bundles
-            else None, "lock": asdict(entry) if entry else None}
+            else None, "lock": as_dict(entry) if entry else None}
 
 
 def _chains(node, prefix: tuple[str, ...] = ()) -> list[list[str]]:
@@ -134,7 +134,7 @@ def _chains(node, prefix: tuple[str, ...] = ()) -> list[list[str]]:
     return [c for child in node.children for c in _chains(child, here)]
 
 
-@dataclass
+@record
 class VerifyResult:
     name: str
     status: str  # ok | modified | missing | damaged (the lock's npm section is unusable)

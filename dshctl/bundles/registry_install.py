@@ -3,15 +3,15 @@ npm store (integrity checked before anything reads it, unpacked by the safe extr
 run's staging area) and hand the installer that tree as it hands it a git tree."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from dshctl.bundles.registry_spec import RegistrySpec, TarballSpec
 from dshctl.bundles.store import StoredPackage
 from dshctl.bundles.tree import file_digests, tree_hash
 from dshctl.errors import DshctlError
+from dshctl.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RegistryPick:
     version: str
     resolved: str  # the tarball URL without credentials

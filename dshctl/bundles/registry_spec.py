@@ -7,9 +7,9 @@ the version itself for an exact one, ``~<version>`` for a tilde range or ``x.y``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from dshctl.errors import DshctlError
+from dshctl.records import record
 
 # npm's package-name rules (validate-npm-package-name, new packages): lower case, url-safe.
 _NAME = re.compile(r"(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*\Z")
@@ -31,7 +31,7 @@ def _split(text: str) -> tuple[str, str]:
     return (text, "") if at < 0 else (text[:at], text[at + 1:])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RegistrySpec:
     """``raw`` as typed; ``name``; ``wanted``: the range, version or dist-tag ('' = latest)."""
     raw: str
@@ -75,7 +75,7 @@ def looks_like_tarball(raw: str) -> bool:
     return text.startswith(("http://", "https://")) and text.endswith((".tgz", ".tar.gz"))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TarballSpec:
     """A tarball URL: recorded as typed (pnpm does); its integrity is taken on first download and
     pinned in both locks, so later installs are checked against it."""

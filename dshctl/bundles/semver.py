@@ -13,8 +13,9 @@ Agreement with npm's own package is checked by tests/bundles/test_semver_npm.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from dshctl.records import record
 
 MAX_SAFE_INTEGER = 2**53 - 1
 _NUM = r"0|[1-9]\d*"
@@ -45,7 +46,7 @@ def _prerelease_key(ident: str) -> tuple[int, int, str]:
     return (0, int(ident), "") if ident.isdigit() else (1, 0, ident)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Version:
     major: int
     minor: int
@@ -73,7 +74,7 @@ class Version:
         return core + ("-" + ".".join(self.prerelease) if self.prerelease else "")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Comparator:
     op: str  # one of < <= > >= = ; "" with version None means "any"
     version: Version | None
@@ -96,7 +97,7 @@ def _v(major: int, minor: int, patch: int, *pre: str) -> Version:
     return Version(major, minor, patch, tuple(pre))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Partial:
     major: int | None  # None = wildcard
     minor: int | None
@@ -217,7 +218,7 @@ def _hyphen(lo: _Partial, hi: _Partial, z: tuple[str, ...]) -> list[Comparator]:
     return out or [ANY]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Range:
     raw: str
     sets: tuple[tuple[Comparator, ...], ...]

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from dshctl.errors import DshctlError
+from dshctl.records import record
 
 _HEX40 = re.compile(r"[0-9a-f]{40}\Z")
 _SCP = re.compile(r"(?P<user>[A-Za-z0-9._-]+)@(?P<host>[A-Za-z0-9.-]+):(?P<path>[^:\\]+)\Z")
@@ -29,7 +29,7 @@ def is_commit(ref: str | None) -> bool:
     return bool(ref and _HEX40.match(ref))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GitSpec:
     """A parsed SPEC: ``url`` is what git is given; ``ref`` is None for the remote's HEAD."""
 

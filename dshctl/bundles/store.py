@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -32,6 +31,7 @@ from dshctl.bundles.transaction import Faults
 from dshctl.bundles.tree import file_digests, make_read_only, tree_hash
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError
+from dshctl.records import record
 
 Progress = Callable[[str], None]
 
@@ -43,7 +43,7 @@ def write_unsynced(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StoredPackage:
     commit: str
     path: Path

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from dshctl.bundles import lock as lockmod
@@ -29,9 +28,10 @@ from dshctl.bundles.tree import diff_digests, file_digests, tree_hash
 from dshctl.core.compose.profile import list_profiles, profile_dir
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError, Loc
+from dshctl.records import field, record
 
 
-@dataclass
+@record
 class EntryCheck:
     kind: str  # npm | git
     key: str  # <algo>-<hex> (npm) or the commit (git)
@@ -171,7 +171,7 @@ def _repair(npm: NpmStore, git: Store, check: EntryCheck) -> None:
     shutil.rmtree(scratch, ignore_errors=True)
 
 
-@dataclass
+@record
 class PruneResult:
     removed: list[str]  # labels of the removed entries
     kept: int

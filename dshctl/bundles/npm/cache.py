@@ -24,17 +24,17 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from dshctl.bundles.store import write_unsynced
+from dshctl.records import record
 
 POLICIES = ("default", "prefer-online", "prefer-offline", "offline")
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)", re.I)  # s-maxage: shared caches only
 HEURISTIC_MIN, HEURISTIC_MAX = 60, 300  # seconds a packument without max-age is fresh
 
 
-@dataclass
+@record
 class Entry:
     url: str
     accept: str

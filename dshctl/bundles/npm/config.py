@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from dshctl.records import field, record
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org/"
 _ENV_REF = re.compile(r"\$\{([^}]+)\}")
 
 
-@dataclass
+@record
 class Config:
     registry: str = DEFAULT_REGISTRY
     scopes: dict[str, str] = field(default_factory=dict)  # "@scope" -> registry URL

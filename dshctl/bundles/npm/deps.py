@@ -5,7 +5,6 @@ records (install, and add of an unchanged bundle), from the store alone when ``o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -19,11 +18,12 @@ from dshctl.bundles.npm.scripts import describe
 from dshctl.bundles.npm.store import NpmStore, StoredTarball, Wanted, public_url
 from dshctl.bundles.transaction import Faults
 from dshctl.errors import DshctlError
+from dshctl.records import field, record
 
 Progress = Callable[[str], None]
 
 
-@dataclass
+@record
 class NpmDeps:
     """What one bundle's ``node_modules`` holds: lock entries by path, and where each one's files
     come from (a git dependency's stored tree, or a stored tarball)."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import re
-from dataclasses import dataclass, field
 from typing import Callable
 
 from dshctl.bundles.npm.names import describe_invalid, is_valid_name
@@ -25,6 +24,7 @@ from dshctl.bundles.npm.pick import NoMatch, is_registry_spec, pick, platform_pr
 from dshctl.bundles.npm.registry import FetchFailed, Registry
 from dshctl.bundles.semver import InvalidRange, Range
 from dshctl.errors import DshctlError
+from dshctl.records import field, record
 
 MAX_DEPTH = 48
 
@@ -38,7 +38,7 @@ class ResolveError(DshctlError):
     pass
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Node:
     name: str
     version: str
@@ -113,7 +113,7 @@ def _satisfies(node: Node, spec: str) -> bool:
         return False
 
 
-@dataclass
+@record
 class Resolution:
     root: Node
     nodes: list[Node]

@@ -27,7 +27,6 @@ import os
 import shutil
 import time
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -39,9 +38,10 @@ from dshctl.bundles.store import write_unsynced  # no fsync: one per package mad
 from dshctl.bundles.transaction import Faults
 from dshctl.core.fsutil import file_lock
 from dshctl.errors import DshctlError, Loc
+from dshctl.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Wanted:
     """One package to have in the store; ``needed_by`` names it in messages."""
     name: str
@@ -51,7 +51,7 @@ class Wanted:
     needed_by: str
 
 
-@dataclass
+@record
 class StoredTarball:
     """A checked tarball in the store and its record; ``fresh`` is this run's unpacking of it,
     not yet placed (the first ``place`` moves it, later ones unpack the tarball again)."""

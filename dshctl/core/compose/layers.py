@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +21,7 @@ from dshctl.core.compose.profile import (
     manifest_bundles, profile_dir, read_manifest, resolve_bundle,
 )
 from dshctl.errors import DshctlError, Loc, ParseError
+from dshctl.records import field, record
 
 PROFILE_LAYER = "cordis.patch.yml"
 HOME_LAYER = "cordis.patch.yml"
@@ -30,7 +30,7 @@ HOME_LAYER = "cordis.patch.yml"
 BUNDLE, PROFILE, HOME, PATCH, LAUNCHER = "bundle", "profile", "home", "patch", "launcher"
 
 
-@dataclass
+@record
 class Layer:
     """One layer: ``label`` is what dsh prints (bundle name, or absolute file path)."""
 

@@ -7,11 +7,11 @@ caller names).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from dshctl.errors import DshctlError, Loc, ParseError
+from dshctl.records import record
 
 SHIPPED_BUNDLES = Path(__file__).resolve().parents[2] / "shipped" / "bundles"
 RESERVED_NAMES = frozenset({".", "..", "node_modules"})
@@ -19,7 +19,7 @@ MAX_NAME_BYTES = 255  # NAME_MAX of every common file system
 HOST_BASE_BUNDLE = "@dshctl/host-base"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bundle:
     """A resolved bundle package: where it lives and which patch file it declares."""
 

@@ -5,8 +5,8 @@ One sealed entry per set of roots (``diskcache``), holding every table of the ``
 was at least two seconds older than the save (git's "racily clean" rule: a same-size rewrite within
 one timestamp tick leaves mtime, size and ctime equal); a younger entry keeps its hash and value,
 so the file is read and hashed again and re-parsed only if its bytes differ. The payload is
-``marshal`` data of plain tuples, checked against its SHA-256 before it is decoded; anything
-unreadable, damaged or written by another dshctl version is ignored and rebuilt.
+``marshal`` data of plain tuples, checked against its seal (``diskcache``: BLAKE2b-256) before it is
+decoded; anything unreadable, damaged or written by another dshctl version is ignored and rebuilt.
 """
 from __future__ import annotations
 

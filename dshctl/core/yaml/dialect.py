@@ -11,19 +11,19 @@ port are imported only when a text needs them.
 from __future__ import annotations
 
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dshctl.core.yaml import blockscan
 from dshctl.core.yaml.verdict import suspect_text
 from dshctl.errors import Loc, ParseError
+from dshctl.records import field, record
 
 # Limits (docs/dialect.md). js-yaml shares alias targets by reference; we do too, but refuse inputs
 # whose aliases expand (as a consumer walking the tree would see them) to an absurd size.
 from .limits import MAX_DEPTH, MAX_EXPANDED_NODES, MAX_FILE_BYTES  # noqa: E402,F401 - re-exported
 
-@dataclass
+@record
 class Note:
     """A non-fatal observation made while loading (e.g. a stripped BOM)."""
 
@@ -33,7 +33,7 @@ class Note:
     severity: str = "warning"
 
 
-@dataclass
+@record
 class Document:
     """One loaded file. ``empty`` is true when the stream held no document at all."""
 
