@@ -170,6 +170,30 @@ def fetch_commit(git: Git, url: str, commit: str, repo: Path,
     return False
 
 
+def fetch_head(git: Git, url: str, repo: Path,
+               progress: Callable[[str], None] | None = None) -> tuple[str, bool]:
+    """Fetch the remote's HEAD into the bare repository ``repo``: its commit, and whether the
+    shallow fetch worked (a dumb HTTP server refuses ``--depth``: then HEAD's whole history)."""
+    make_bare_repo(repo)
+    where = ["-c", "core.fsync=none", "--git-dir", str(repo)]
+    loud = ["--progress"] if progress else ["--quiet"]
+    try:
+        git.run([*where, "fetch", *loud, "--no-tags", "--depth=1", "--", url, "HEAD"],
+                what=f"fetching {url}", progress=progress)
+        shallow = True
+    except GitError:
+        git.run([*where, "fetch", *loud, "--no-tags", "--", url, "HEAD"],
+                what=f"fetching {url}", progress=progress)
+        shallow = False
+    try:
+        commit = (repo / "FETCH_HEAD").read_text("utf-8").split(None, 1)[0]
+    except (OSError, IndexError):
+        commit = ""
+    if not is_commit(commit):
+        raise GitError(f"{url} has no HEAD to fetch", hint="name a branch or tag after '#'")
+    return commit, shallow
+
+
 def check_commit(git: Git, url: str, commit: str, repo: Path) -> None:
     try:
         git.run(["--git-dir", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],

@@ -141,15 +141,17 @@ class Installer:
         pins = pins or {}
         registry = RegistryBundles(self, prof, refresh, stage=lambda: tx.stage)
         try:
+            # a git spec of HEAD may resolve to None: its fetch names the commit (Store.resolve)
             commits = [registry.resolve(s, pins.get(s.source_key)) if isinstance(s, (RegistrySpec, TarballSpec))
                        else pins.get(s.source_key) or
-                       self.store.resolve(s, offline=self.opts.offline, refresh=refresh)
+                       self.store.resolve(s, offline=self.opts.offline, refresh=refresh, fetch_head=True)
                        for s in specs]
             tx.step("fetch")
             stored = [registry.fetch(s) if isinstance(s, (RegistrySpec, TarballSpec)) else
                       self.store.ensure(s, c, offline=self.opts.offline, progress=self.opts.progress,
                                         check=lambda tree, s=s: self._judge(prof, s, tree, exact))
                       for s, c in zip(specs, commits)]
+            commits = [c if c is not None else p.commit for c, p in zip(commits, stored)]
         finally:
             registry.close()
         tx.step("inspect")

@@ -91,10 +91,15 @@ class Store:
             self._git = gitmod.Git(self.root / "git-home")
         return self._git
 
-    def resolve(self, spec: GitSpec, *, offline: bool, refresh: bool) -> str:
+    def resolve(self, spec: GitSpec, *, offline: bool, refresh: bool,
+                fetch_head: bool = False) -> str | None:
         """The commit for ``spec``: pinned, else remembered and stored (no network), else ls-remote.
 
-        ``refresh`` (update) asks the remote even when a resolution is remembered.
+        ``refresh`` (update) asks the remote even when a resolution is remembered. With
+        ``fetch_head``, a spec of the remote's HEAD that still needs the network resolves to None:
+        ``ensure`` fetches HEAD and learns the commit from it, one git run and one connection fewer
+        than listing the refs first (an update keeps ``ls-remote``: nothing is fetched when HEAD
+        has not moved).
         """
         if is_commit(spec.ref):
             return spec.ref
@@ -105,6 +110,8 @@ class Store:
             raise DshctlError(f"offline: no remembered commit for {spec.source_key}",
                               hint="run once without --offline, or pin the spec to a commit "
                                    "that is already in the store")
+        if fetch_head and spec.ref is None and not refresh:
+            return None
         return gitmod.resolve_ref(self.git, spec)
 
     def get(self, commit: str) -> StoredPackage | None:
@@ -119,13 +126,20 @@ class Store:
         return StoredPackage(commit, tree, meta["integrity"], meta["files"], meta.get("shallow"),
                              meta.get("checkedBy"))
 
-    def ensure(self, spec: GitSpec, commit: str, *, offline: bool,
+    def ensure(self, spec: GitSpec, commit: str | None, *, offline: bool,
                progress: Progress | None = None,
                check: Callable[[Path], object] | None = None) -> StoredPackage:
-        """The stored tree of ``commit``, fetching it once (under the store lock) when missing.
+        """The stored tree of ``commit``, fetching it once (under the store lock) when missing;
+        ``commit`` None (``resolve(fetch_head=True)``) fetches the remote's HEAD.
 
         ``check`` inspects the fetched tree in scratch space before it enters the store (size
         limits, package rules): a refused package never reaches the store."""
+        if commit is None:
+            with file_lock(self.root / "store.lock", timeout=600, what="the package store"):
+                if progress:
+                    progress(f"fetching {spec.url}")
+                self._clear_stale_fetches()
+                return self._fetch(spec.url, None, check, progress)
         stored = self.get(commit)
         if stored:
             return stored
@@ -138,18 +152,27 @@ class Store:
                 return stored
             if progress:
                 progress(f"fetching {spec.url} @ {commit[:12]}")
-            # Fetches only run under the store lock, so any scratch left here is a killed run's.
-            for stale in (self.root / "tmp").glob("fetch-*"):
-                shutil.rmtree(stale, ignore_errors=True)
+            self._clear_stale_fetches()
             return self._fetch(spec.url, commit, check, progress)
 
-    def _fetch(self, url: str, commit: str, check: Callable[[Path], None] | None = None,
+    def _clear_stale_fetches(self) -> None:
+        # Fetches only run under the store lock, so any scratch left here is a killed run's.
+        for stale in (self.root / "tmp").glob("fetch-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+
+    def _fetch(self, url: str, commit: str | None, check: Callable[[Path], None] | None = None,
                progress: Progress | None = None) -> StoredPackage:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="fetch-", dir=self.root / "tmp"))
         try:
             repo = scratch / "repo.git"
-            shallow = gitmod.fetch_commit(self.git, url, commit, repo, progress)
+            if commit is None:   # the remote's HEAD: its commit is what the fetch brought
+                commit, shallow = gitmod.fetch_head(self.git, url, repo, progress)
+                stored = self.get(commit)
+                if stored:       # another spec stored this commit already
+                    return stored
+            else:
+                shallow = gitmod.fetch_commit(self.git, url, commit, repo, progress)
             try:
                 gitmod.export_tree(self.git, repo, commit, scratch / "tree")
             except gitmod.GitError:

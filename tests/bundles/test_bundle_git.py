@@ -346,11 +346,13 @@ def test_http_server_without_fetch_by_id_gets_a_full_fetch(home, repos, dumb_htt
     assert add(home, f"{dumb_http}/dumb.git", profile="head").changes[0].commit == head
 
 
-def test_a_cold_add_runs_three_git_commands(home, repos, tmp_path, monkeypatch):
-    """ls-remote, one fetch, one archive: the scratch repository is made without `git init`, a
-    fetch by id needs no `cat-file` check, and no auto-maintenance runs after it."""
-    src = repos("counted")
-    commit = src.bundle("dsh-counted")
+def git_verbs(log) -> list[str]:
+    return [next(a for a in line.split() if not a.startswith("-") and "=" not in a and
+                 not a.startswith("/"))
+            for line in log.read_text().splitlines()]
+
+
+def logging_git(tmp_path, monkeypatch):
     shim = tmp_path / "shim"
     shim.mkdir()
     log = tmp_path / "git.log"
@@ -358,15 +360,32 @@ def test_a_cold_add_runs_three_git_commands(home, repos, tmp_path, monkeypatch):
     (shim / "git").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
     (shim / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
-    assert add(home, src.url).changes[0].commit == commit
-    verbs = [next(a for a in line.split() if not a.startswith("-") and "=" not in a and
-                  not a.startswith("/"))
-             for line in log.read_text().splitlines()]
-    assert verbs == ["ls-remote", "fetch", "archive"]
+    return log
+
+
+def test_a_cold_add_of_a_ref_runs_three_git_commands_and_of_head_two(home, repos, tmp_path, monkeypatch):
+    """A ref: ls-remote, one fetch by id, one archive. The remote's HEAD: the fetch of HEAD names
+    the commit, no ls-remote first. The scratch repository is made without `git init`, a fetch by
+    id needs no `cat-file` check, and no auto-maintenance runs after it; an update of HEAD still
+    lists the refs (nothing is fetched when HEAD has not moved)."""
+    src = repos("counted")
+    commit = src.bundle("dsh-counted")
+    log = logging_git(tmp_path, monkeypatch)
+    assert add(home, f"{src.url}#main", profile="ref").changes[0].commit == commit
+    assert git_verbs(log) == ["ls-remote", "fetch", "archive"]
+    log.write_text("")
+    other = tmp_path / "other-home"
+    assert add(other, src.url).changes[0].commit == commit
+    assert git_verbs(log) == ["fetch", "archive"]
     assert "maintenance.auto=false" in log.read_text()
     log.write_text("")
-    add(home, src.url, profile="two")  # warm: the resolution is remembered, the commit stored
+    add(other, src.url, profile="two")  # warm: the resolution is remembered, the commit stored
     assert log.read_text() == ""
+    assert Installer(other, "web", Options()).update([]).changes[0].action == "unchanged"
+    assert git_verbs(log) == ["ls-remote"]
+    log.write_text("")
+    assert add(home, src.url, profile="head").changes[0].commit == commit  # stored under #main
+    assert git_verbs(log) == ["fetch"]                                     # fetched, not stored twice
 
 
 def test_install_rewrites_the_old_pinned_manifest_form_to_the_spec_as_typed(home, repos):

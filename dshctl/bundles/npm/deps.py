@@ -141,9 +141,10 @@ def _git_source(ctx: NpmContext):
     def fetch(name: str, spec: str) -> dict:
         text = spec.strip()
         gspec = parse_spec(text if ":" in text or text.startswith("git@") else f"github:{text}")
-        commit = ctx.git_store.resolve(gspec, offline=ctx.offline, refresh=ctx.refresh)
+        commit = ctx.git_store.resolve(gspec, offline=ctx.offline, refresh=ctx.refresh, fetch_head=True)
         stored = ctx.git_store.ensure(gspec, commit, offline=ctx.offline, progress=ctx.progress,
                                       check=lambda tree: check_tree(tree, ctx.store.limits, text))
+        commit = stored.commit
         try:
             data = json.loads((stored.path / "package.json").read_text("utf-8-sig"))
         except (OSError, ValueError):
