@@ -18,6 +18,7 @@ re-resolved). The profile's own writes stay fsynced by the transaction.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -167,7 +168,13 @@ class Store:
         try:
             repo = scratch / "repo.git"
             if commit is None:   # the remote's HEAD: its commit is what the fetch brought
-                commit, shallow = gitmod.fetch_head(self.git, url, repo, progress)
+                try:
+                    commit, shallow = gitmod.fetch_head(self.git, url, repo, progress)
+                except gitmod.GitError:   # nothing reached the store: a new home's tmp/ goes too,
+                    shutil.rmtree(scratch, ignore_errors=True)   # so the lock can undo the home
+                    with contextlib.suppress(OSError):
+                        (self.root / "tmp").rmdir()
+                    raise
                 stored = self.get(commit)
                 if stored:       # another spec stored this commit already
                     return stored
