@@ -32,8 +32,8 @@ class Record:
 # ``plugin add``'s 210 (issue 30). ``@record`` reads the same class body (annotations, defaults,
 # ``field(default_factory=…)``) and execs one ``__init__``; equality, hash and repr are shared
 # functions. What the bundles use of dataclasses, no more: ``frozen``, ``eq``, ``compare=False``,
-# ``repr=False``, ``as_dict``; no InitVar, ClassVar, ordering, slots or kw_only (``tests/test_records.py`` holds
-# it to dataclasses on generated classes).
+# ``repr=False``, ``as_dict``, ClassVar annotations skipped; no InitVar, ordering, slots or kw_only
+# (``tests/test_records.py`` holds it to dataclasses on generated classes).
 
 _MISSING = object()
 

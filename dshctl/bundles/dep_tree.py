@@ -3,7 +3,6 @@
 only comes in through npm (both as pnpm shows them)."""
 from __future__ import annotations
 
-
 from dshctl.bundles import lock as lockmod
 from dshctl.records import field, record
 

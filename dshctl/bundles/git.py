@@ -154,37 +154,38 @@ def fetch_commit(git: Git, url: str, commit: str, repo: Path,
     A shallow fetch by id fails unless the object arrived, so only the fallback checks for it
     here (``export_tree`` peels to a commit; ``check_commit`` names a failure).
     """
+    everything = ["+refs/heads/*:refs/remotes/src/*", "+refs/tags/*:refs/tags/*"]
+    if _fetch_shallow_or_all(git, url, repo, [commit], f"fetching {commit[:12]} from {url}",
+                             progress, fallback=everything):
+        return True
+    check_commit(git, url, commit, repo)
+    return False
+
+
+def _fetch_shallow_or_all(git: Git, url: str, repo: Path, wanted: list[str], what: str,
+                          progress: Callable[[str], None] | None, *, fallback: list[str]) -> bool:
+    """``git fetch --depth=1 url wanted`` into a new scratch bare repository ``repo``, else (a
+    server that refuses it) ``git fetch url fallback``; True when the shallow fetch worked."""
     make_bare_repo(repo)
     # no fsync of the packs: the repository is scratch, deleted once the tree is exported
     where = ["-c", "core.fsync=none", "--git-dir", str(repo)]
     loud = ["--progress"] if progress else ["--quiet"]  # git's byte counts, parsed as they come
     try:
-        git.run([*where, "fetch", *loud, "--no-tags", "--depth=1", "--", url, commit],
-                what=f"fetching {commit[:12]} from {url}", progress=progress)
+        git.run([*where, "fetch", *loud, "--no-tags", "--depth=1", "--", url, *wanted],
+                what=what, progress=progress)
         return True
     except GitError:
-        git.run([*where, "fetch", *loud, "--no-tags", "--", url,
-                 "+refs/heads/*:refs/remotes/src/*", "+refs/tags/*:refs/tags/*"],
+        git.run([*where, "fetch", *loud, "--no-tags", "--", url, *fallback],
                 what=f"fetching {url}", progress=progress)
-    check_commit(git, url, commit, repo)
-    return False
+        return False
 
 
 def fetch_head(git: Git, url: str, repo: Path,
                progress: Callable[[str], None] | None = None) -> tuple[str, bool]:
     """Fetch the remote's HEAD into the bare repository ``repo``: its commit, and whether the
     shallow fetch worked (a dumb HTTP server refuses ``--depth``: then HEAD's whole history)."""
-    make_bare_repo(repo)
-    where = ["-c", "core.fsync=none", "--git-dir", str(repo)]
-    loud = ["--progress"] if progress else ["--quiet"]
-    try:
-        git.run([*where, "fetch", *loud, "--no-tags", "--depth=1", "--", url, "HEAD"],
-                what=f"fetching {url}", progress=progress)
-        shallow = True
-    except GitError:
-        git.run([*where, "fetch", *loud, "--no-tags", "--", url, "HEAD"],
-                what=f"fetching {url}", progress=progress)
-        shallow = False
+    shallow = _fetch_shallow_or_all(git, url, repo, ["HEAD"], f"fetching {url}", progress,
+                                    fallback=["HEAD"])
     try:
         commit = (repo / "FETCH_HEAD").read_text("utf-8").split(None, 1)[0]
     except (OSError, IndexError):

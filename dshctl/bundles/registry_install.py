@@ -3,7 +3,6 @@ npm store (integrity checked before anything reads it, unpacked by the safe extr
 run's staging area) and hand the installer that tree as it hands it a git tree."""
 from __future__ import annotations
 
-
 from dshctl.bundles.registry_spec import RegistrySpec, TarballSpec
 from dshctl.bundles.store import StoredPackage
 from dshctl.bundles.tree import file_digests, tree_hash

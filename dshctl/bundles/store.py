@@ -168,13 +168,7 @@ class Store:
         try:
             repo = scratch / "repo.git"
             if commit is None:   # the remote's HEAD: its commit is what the fetch brought
-                try:
-                    commit, shallow = gitmod.fetch_head(self.git, url, repo, progress)
-                except gitmod.GitError:   # nothing reached the store: a new home's tmp/ goes too,
-                    shutil.rmtree(scratch, ignore_errors=True)   # so the lock can undo the home
-                    with contextlib.suppress(OSError):
-                        (self.root / "tmp").rmdir()
-                    raise
+                commit, shallow = gitmod.fetch_head(self.git, url, repo, progress)
                 stored = self.get(commit)
                 if stored:       # another spec stored this commit already
                     return stored
@@ -206,3 +200,5 @@ class Store:
                                  meta.get("checkedBy"))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+            with contextlib.suppress(OSError):   # tmp/ only holds fetches: once empty it goes, so a
+                (self.root / "tmp").rmdir()      # failed fetch in a new home lets the lock undo it

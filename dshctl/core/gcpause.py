@@ -7,7 +7,7 @@ import gc
 from typing import Callable, Iterator, TypeVar
 
 T = TypeVar("T")
-_SETTLED = False   # freeze_settled_heap ran: this is a long-running process (gc.get_freeze_count walks the list)
+_SETTLED = False   # freeze_settled_heap ran (asked here: gc.get_freeze_count walks the frozen list)
 
 
 @contextlib.contextmanager

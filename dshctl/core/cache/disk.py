@@ -53,7 +53,8 @@ def code_version() -> str:
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     rows: list[str] = []
     _stamp_sources(package, "", rows)
-    return f"{__version__}+{new_hash(chr(10).join(rows).encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
+    stamp = new_hash("\n".join(rows).encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{__version__}+{stamp[:16]}"
 
 
 def _stamp_sources(directory: str, prefix: str, rows: list[str]) -> None:
